@@ -1,0 +1,131 @@
+package refengine
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Task kinds, as they appear in task IDs and task paths.
+const (
+	// Pull is the kind of an edge-triggered task.
+	Pull = "__pregel_pull"
+	// Push is the kind of a task created by a Send.
+	Push = "__pregel_push"
+)
+
+// TaskID computes the ID LangGraph gives a task: xxh3-128 (seed 0) over the
+// 16 raw bytes of the checkpoint the task is prepared from followed by the
+// parts concatenated without separators, formatted 8-4-4-4-12. For a PULL
+// task the parts are the node namespace, the step, the node name, [Pull]
+// and the node's sorted trigger channels; for a Send task they are the node
+// namespace, the step, the node name, [Push] and the Send's index.
+func TaskID(checkpointID string, parts ...string) (string, error) {
+	raw, err := uuidBytes(checkpointID)
+	if err != nil {
+		return "", err
+	}
+	n := len(raw)
+	for _, p := range parts {
+		n += len(p)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, raw[:]...)
+	for _, p := range parts {
+		buf = append(buf, p...)
+	}
+	return formatUUID(xxh3.Hash128(buf).Bytes()), nil
+}
+
+// pullTaskID is TaskID for an edge-triggered task of node in a graph whose
+// namespace is ns.
+func pullTaskID(checkpointID, ns string, step int, node string, triggers []string) (string, error) {
+	parts := make([]string, 0, 4+len(triggers))
+	parts = append(parts, nodeNamespace(ns, node), strconv.Itoa(step), node, Pull)
+	parts = append(parts, triggers...) // already sorted at compile time
+	return TaskID(checkpointID, parts...)
+}
+
+// pushTaskID is TaskID for the task created by the Send at index idx of the
+// tasks topic.
+func pushTaskID(checkpointID, ns string, step int, node string, idx int) (string, error) {
+	return TaskID(checkpointID, nodeNamespace(ns, node), strconv.Itoa(step), node, Push, strconv.Itoa(idx))
+}
+
+// InterruptID returns the ID of an interrupt raised by the task whose
+// checkpoint namespace is taskNS: the xxh3-128 hex digest of taskNS. Resume
+// maps are keyed by it.
+func InterruptID(taskNS string) string {
+	b := xxh3.HashString128(taskNS).Bytes()
+	return hex.EncodeToString(b[:])
+}
+
+// nodeNamespace is ns|node, or node at the root.
+func nodeNamespace(ns, node string) string {
+	if ns == "" {
+		return node
+	}
+	return ns + "|" + node
+}
+
+// taskNamespace is the checkpoint namespace of a task: node namespace, ':',
+// task ID. Subgraphs run by the task use it as their namespace.
+func taskNamespace(ns, node, taskID string) string {
+	return nodeNamespace(ns, node) + ":" + taskID
+}
+
+// pullPath and pushPath render task paths as LangGraph's task_path_str
+// does: "~" then the parts joined by ", ", integers and booleans zero-padded
+// to ten digits.
+func pullPath(node string) string { return "~" + Pull + ", " + node }
+
+func pushPath(idx int) string {
+	return fmt.Sprintf("~%s, %010d, %010d", Push, idx, 0)
+}
+
+// uuid5 is RFC 4122 UUIDv5 (SHA-1) of name in namespace ns, as Python's
+// uuid.uuid5 computes it.
+func uuid5(ns, name string) (string, error) {
+	raw, err := uuidBytes(ns)
+	if err != nil {
+		return "", err
+	}
+	h := sha1.New()
+	h.Write(raw[:])
+	h.Write([]byte(name))
+	var b [16]byte
+	copy(b[:], h.Sum(nil))
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	return formatUUID(b), nil
+}
+
+func uuidBytes(id string) ([16]byte, error) {
+	var raw [16]byte
+	h := strings.ReplaceAll(id, "-", "")
+	if len(h) != 32 {
+		return raw, fmt.Errorf("refengine: checkpoint ID %q is not a 32-hex-digit UUID", id)
+	}
+	if _, err := hex.Decode(raw[:], []byte(h)); err != nil {
+		return raw, fmt.Errorf("refengine: checkpoint ID %q is not a UUID: %w", id, err)
+	}
+	return raw, nil
+}
+
+func formatUUID(b [16]byte) string {
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], b[10:16])
+	return string(s[:])
+}
