@@ -1,0 +1,199 @@
+// Package benchmarks holds the benchmarks every checkpointkit adapter runs,
+// so that figures for different backends measure the same operations on the
+// same data.
+//
+// An adapter calls [Run] from a benchmark function:
+//
+//	func BenchmarkSaver(b *testing.B) {
+//		benchmarks.Run(b, func(b *testing.B) spec.Saver {
+//			s := openEmptySaver(b) // register cleanup with b.Cleanup
+//			return s
+//		})
+//	}
+//
+// It measures Put with a 1 KB and a 100 KB state, PutWrites with 1 and 16
+// writes, and GetTuple (latest, by ID) and List (limit 10; limit 5 with
+// Before; limit 5 with a metadata filter that matches every other checkpoint) on a thread with a history of 10 and of 10,000
+// checkpoints. The point of the two depths is the ratio between them: a
+// saver whose reads are index range scans costs about the same at both
+// depths, one that scans or sorts the whole thread does not. The ci/bench
+// script runs these benchmarks and prints the depth ratios.
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// Factory returns a saver over empty, isolated storage. It registers its
+// own cleanup with b.Cleanup and fails b when the saver cannot be opened.
+type Factory func(b *testing.B) spec.Saver
+
+// Depths are the history depths the read benchmarks run at.
+var Depths = []int{10, 10_000}
+
+// Run runs every benchmark against savers from newSaver.
+func Run(b *testing.B, newSaver Factory) {
+	b.Run("Put", func(b *testing.B) {
+		for _, size := range []int{1 << 10, 100 << 10} {
+			b.Run(fmt.Sprintf("state=%dKB", size>>10), func(b *testing.B) { benchPut(b, newSaver(b), size) })
+		}
+	})
+	b.Run("PutWrites", func(b *testing.B) {
+		for _, n := range []int{1, 16} {
+			b.Run(fmt.Sprintf("writes=%d", n), func(b *testing.B) { benchPutWrites(b, newSaver(b), n) })
+		}
+	})
+	for _, depth := range Depths {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			s := newSaver(b)
+			h := populate(b, s, depth)
+			b.Run("GetTuple/latest", func(b *testing.B) {
+				benchGet(b, s, spec.Config{ThreadID: h.thread}, h.ids[len(h.ids)-1])
+			})
+			b.Run("GetTuple/by-id", func(b *testing.B) {
+				id := h.ids[len(h.ids)/2]
+				benchGet(b, s, spec.Config{ThreadID: h.thread, CheckpointID: id}, id)
+			})
+			b.Run("List/limit=10", func(b *testing.B) {
+				benchList(b, s, spec.ListOptions{ThreadID: h.thread, Limit: 10}, 10)
+			})
+			b.Run("List/before", func(b *testing.B) {
+				benchList(b, s, spec.ListOptions{ThreadID: h.thread, Before: h.ids[len(h.ids)/2], Limit: 5}, 5)
+			})
+			b.Run("List/filter", func(b *testing.B) {
+				benchList(b, s, spec.ListOptions{ThreadID: h.thread, Filter: spec.Metadata{"source": "loop", "parity": "even"}, Limit: 5}, 5)
+			})
+		})
+	}
+}
+
+func state(size int) map[string]any {
+	return map[string]any{
+		"messages": strings.Repeat("m", size/2),
+		"blob":     make([]byte, size/2),
+	}
+}
+
+func benchPut(b *testing.B, s spec.Saver, size int) {
+	ctx := context.Background()
+	vg := versionGenerator(s)
+	thread := "bench-put"
+	values := state(size)
+	var parent string
+	version := spec.Version("")
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		version = vg(version)
+		nv := spec.Versions{"messages": version, "blob": version}
+		cp := spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(i), TS: "2026-01-01T00:00:00Z", ChannelValues: values, ChannelVersions: nv}
+		cfg, err := s.Put(ctx, spec.Config{ThreadID: thread, CheckpointID: parent}, cp, spec.Metadata{"source": "loop", "step": i}, nv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		parent = cfg.CheckpointID
+	}
+}
+
+func benchPutWrites(b *testing.B, s spec.Saver, n int) {
+	ctx := context.Background()
+	cfg, err := s.Put(ctx, spec.Config{ThreadID: "bench-writes"}, spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(0)}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	writes := make([]spec.Write, n)
+	for i := range writes {
+		writes[i] = spec.Write{Channel: fmt.Sprintf("channel-%d", i), Value: map[string]any{"i": i, "text": "a pending write"}}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.PutWrites(ctx, cfg, writes, fmt.Sprintf("task-%09d", i), "~__pregel_pull, node"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type history struct {
+	thread string
+	ids    []string
+}
+
+// populate puts depth checkpoints in one thread, each with a small state, a
+// pending write and metadata that the filter benchmark matches on every
+// other checkpoint.
+func populate(b *testing.B, s spec.Saver, depth int) history {
+	b.Helper()
+	ctx := context.Background()
+	vg := versionGenerator(s)
+	h := history{thread: fmt.Sprintf("bench-history-%d", depth)}
+	var parent string
+	version := spec.Version("")
+	for i := range depth {
+		version = vg(version)
+		nv := spec.Versions{"counter": version}
+		parity := "odd"
+		if i%2 == 0 {
+			parity = "even"
+		}
+		cp := spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(i), TS: "2026-01-01T00:00:00Z",
+			ChannelValues: map[string]any{"counter": i}, ChannelVersions: nv}
+		cfg, err := s.Put(ctx, spec.Config{ThreadID: h.thread, CheckpointID: parent}, cp,
+			spec.Metadata{"source": "loop", "step": i, "parity": parity}, nv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "counter", Value: i + 1}}, "task", ""); err != nil {
+			b.Fatal(err)
+		}
+		parent = cfg.CheckpointID
+		h.ids = append(h.ids, cfg.CheckpointID)
+	}
+	return h
+}
+
+func benchGet(b *testing.B, s spec.Saver, cfg spec.Config, wantID string) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t, err := s.GetTuple(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if t.Checkpoint.ID != wantID {
+			b.Fatalf("GetTuple returned %s, want %s", t.Checkpoint.ID, wantID)
+		}
+	}
+}
+
+func benchList(b *testing.B, s spec.Saver, opts spec.ListOptions, want int) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		for _, err := range s.List(ctx, opts) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != want {
+			b.Fatalf("List returned %d tuples, want %d", n, want)
+		}
+	}
+}
+
+func versionGenerator(s spec.Saver) func(spec.Version) spec.Version {
+	if vg, ok := s.(spec.VersionGenerator); ok {
+		return vg.NextVersion
+	}
+	return spec.NextVersion
+}
