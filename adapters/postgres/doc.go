@@ -1,0 +1,82 @@
+// Package postgres is a checkpointkit saver backed by PostgreSQL through
+// pgx/v5 and pgxpool.
+//
+// # Use
+//
+//	saver, err := postgres.Open(ctx, "postgres://app@db/app", postgres.WithSchema("checkpoints"))
+//	...
+//	defer saver.Close()
+//	if err := saver.Setup(ctx); err != nil { ... } // create or migrate, idempotent
+//
+// [New] wraps a pool the caller owns instead. Neither runs migrations on its
+// own: [Saver.Setup] is explicit, so a deployment decides when DDL runs. It
+// is safe to call from several processes at once (it serialises on an
+// advisory lock) and applies only the embedded migrations the schema has
+// not recorded yet.
+//
+// # Schema
+//
+// Everything lives in one schema ([DefaultSchema] unless [WithSchema] says
+// otherwise); statements name tables fully qualified and quoted, so the
+// saver never depends on search_path and two savers with different schemas
+// share a database without seeing each other. Three tables:
+//
+//   - checkpoints, primary key (thread_id, checkpoint_ns, checkpoint_id):
+//     the checkpoint record (msgpack), its parent ID, its channel versions
+//     as two parallel text arrays, and its metadata twice — exactly, as
+//     serde bytes, for reading back, and as jsonb for filtering.
+//   - blobs, primary key (thread_id, checkpoint_ns, channel, version): each
+//     channel value once per version, however many checkpoints reference
+//     it; a NULL value marks a channel cleared at that version.
+//   - writes, primary key (thread_id, checkpoint_ns, checkpoint_id, task_id,
+//     idx), idx being [spec.WriteIndex]; with the task path.
+//
+// Every text key is declared COLLATE "C", so ordering, the Before cut and
+// the "latest" checkpoint are byte-wise whatever the database locale. With
+// that key order, GetTuple for the latest checkpoint reads one row of a
+// backward index range scan, and List with a thread and a limit (with or
+// without Before) reads only the rows it returns: cost does not grow with
+// history depth. A second index on (checkpoint_id DESC, thread_id,
+// checkpoint_ns) serves List across all threads, and an expression index
+// on metadata->'run_id' serves DeleteForRuns.
+//
+// # Why two copies of metadata
+//
+// jsonb cannot hold U+0000 and stores numbers as numeric, so 1 and 1.0 (and
+// int64 versus float64) become indistinguishable. The contract wants both
+// preserved on read and wants filters to compare by JSON value. So the exact
+// metadata is read from a bytea column, while the jsonb column, used only by
+// filters, escapes NUL injectively in every key and string and spells
+// numbers so that jsonb equality is exactly [spec.Equal]: integral floats as
+// their exact decimal expansion, other floats in shortest form. A filter
+// compiles, per key k with value v, to
+//
+//	metadata ? $k AND metadata -> $k = $v::jsonb
+//
+// with k and v encoded the same way and passed as parameters: no key or
+// value is ever spliced into SQL text.
+//
+// # Transactions and streaming
+//
+// Put is a single statement (the values are upserted by a data-modifying
+// CTE, the checkpoint by the outer INSERT), so a checkpoint, its values and
+// its metadata land atomically, in one round trip. PutWrites is one INSERT
+// ... ON CONFLICT: regular writes keep the first value (the conflict update
+// is filtered out by idx >= 0), special writes the last. List fetches
+// checkpoints in pages (keyset pagination on the sort key); each page is one
+// statement whose lateral subqueries bring each checkpoint's values and
+// pending writes along, so there is no query per checkpoint. A page is read
+// completely and its connection released before the caller sees a tuple,
+// so stopping early leaks nothing and a slow consumer holds no connection.
+//
+// # Pooling
+//
+// Use one pgxpool per process and share the saver; it is safe for
+// concurrent use. Each operation holds a connection only for its statement
+// (Setup for its transaction). Behind PgBouncer or another pooler in
+// transaction mode, pass [WithoutPreparedStatements] (or
+// [WithQueryExecMode] with pgx.QueryExecModeSimpleProtocol): the saver keeps
+// no session state — no SET, no session advisory locks, no prepared
+// statements — beyond one transaction. Run Setup through a direct or
+// session-mode connection if your pooler restricts DDL.
+package postgres

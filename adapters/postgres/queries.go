@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+)
+
+// queries holds the fixed statements of one schema, built once in New with
+// the schema name quoted as an identifier. Nothing a caller passes is ever
+// spliced into SQL text: keys, IDs and filter values are all parameters.
+type queries struct {
+	schema      string // quoted
+	checkpoints string // quoted, schema-qualified table names
+	blobs       string
+	writes      string
+	migrations  string
+
+	put          string
+	putWrites    string
+	deleteThread string
+	copyThread   string
+	deleteRuns   string
+	pruneLatest  string
+	pruneAll     string
+	selectTuples string // SELECT ... FROM ... without WHERE/ORDER/LIMIT
+}
+
+func buildQueries(schema string) queries {
+	q := queries{
+		schema:      schema,
+		checkpoints: schema + ".checkpoints",
+		blobs:       schema + ".blobs",
+		writes:      schema + ".writes",
+		migrations:  schema + ".schema_migrations",
+	}
+	r := strings.NewReplacer("{c}", q.checkpoints, "{b}", q.blobs, "{w}", q.writes)
+
+	// One statement, hence one transaction: the values and the checkpoint
+	// appear together or not at all. Values are upserted in channel order
+	// so that concurrent Puts lock rows in the same order.
+	q.put = r.Replace(`WITH stored_blobs AS (
+	INSERT INTO {b} (thread_id, checkpoint_ns, channel, version, value)
+	SELECT $1, $2, nb.channel, nb.version, nb.value
+	FROM unnest($9::text[], $10::text[], $11::bytea[]) WITH ORDINALITY AS nb(channel, version, value, ord)
+	ORDER BY nb.ord
+	ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET value = excluded.value
+)
+INSERT INTO {c} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, channels, versions, metadata, metadata_exact)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $12)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+	parent_checkpoint_id = excluded.parent_checkpoint_id,
+	checkpoint = excluded.checkpoint,
+	channels = excluded.channels,
+	versions = excluded.versions,
+	metadata = excluded.metadata,
+	metadata_exact = excluded.metadata_exact`)
+
+	// Regular writes (idx >= 0) are first-wins: the conflict update is
+	// filtered out. Special writes (idx < 0) are last-wins.
+	q.putWrites = r.Replace(`INSERT INTO {w} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, value)
+SELECT $1, $2, $3, $4, $5, nw.idx, nw.channel, nw.value
+FROM unnest($6::integer[], $7::text[], $8::bytea[]) WITH ORDINALITY AS nw(idx, channel, value, ord)
+ORDER BY nw.ord
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+	channel = excluded.channel,
+	value = excluded.value,
+	task_path = excluded.task_path
+WHERE excluded.idx < 0`)
+
+	q.deleteThread = r.Replace(`WITH dw AS (DELETE FROM {w} WHERE thread_id = $1),
+db AS (DELETE FROM {b} WHERE thread_id = $1)
+DELETE FROM {c} WHERE thread_id = $1`)
+
+	q.copyThread = r.Replace(`WITH cb AS (
+	INSERT INTO {b} (thread_id, checkpoint_ns, channel, version, value)
+	SELECT $2, checkpoint_ns, channel, version, value FROM {b} WHERE thread_id = $1
+	ORDER BY checkpoint_ns, channel, version
+	ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET value = excluded.value
+), cw AS (
+	INSERT INTO {w} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, value)
+	SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, value FROM {w} WHERE thread_id = $1
+	ORDER BY checkpoint_ns, checkpoint_id, task_id, idx
+	ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+		channel = excluded.channel, value = excluded.value, task_path = excluded.task_path
+)
+INSERT INTO {c} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, channels, versions, metadata, metadata_exact)
+SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, channels, versions, metadata, metadata_exact
+FROM {c} WHERE thread_id = $1
+ORDER BY checkpoint_ns, checkpoint_id
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+	parent_checkpoint_id = excluded.parent_checkpoint_id,
+	checkpoint = excluded.checkpoint,
+	channels = excluded.channels,
+	versions = excluded.versions,
+	metadata = excluded.metadata,
+	metadata_exact = excluded.metadata_exact`)
+
+	// run_id is compared as jsonb (see filterJSON), so a numeric run_id
+	// never matches the string "1". Values stay in blobs: other
+	// checkpoints may reference them.
+	q.deleteRuns = r.Replace(`WITH dc AS (
+	DELETE FROM {c} WHERE metadata -> 'run_id' = ANY($1::jsonb[])
+	RETURNING thread_id, checkpoint_ns, checkpoint_id
+)
+DELETE FROM {w} w USING dc
+WHERE w.thread_id = dc.thread_id AND w.checkpoint_ns = dc.checkpoint_ns AND w.checkpoint_id = dc.checkpoint_id`)
+
+	// KeepLatest: one statement (one snapshot) keeps the latest checkpoint
+	// of every namespace of the listed threads, its writes and the values
+	// its channel versions reference.
+	q.pruneLatest = r.Replace(`WITH latest AS (
+	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, channels, versions
+	FROM {c} WHERE thread_id = ANY($1::text[])
+	ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+), dc AS (
+	DELETE FROM {c} c WHERE c.thread_id = ANY($1::text[]) AND NOT EXISTS (
+		SELECT 1 FROM latest l
+		WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns AND l.checkpoint_id = c.checkpoint_id)
+), dw AS (
+	DELETE FROM {w} w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
+		SELECT 1 FROM latest l
+		WHERE l.thread_id = w.thread_id AND l.checkpoint_ns = w.checkpoint_ns AND l.checkpoint_id = w.checkpoint_id)
+)
+DELETE FROM {b} b WHERE b.thread_id = ANY($1::text[]) AND NOT EXISTS (
+	SELECT 1 FROM latest l, unnest(l.channels, l.versions) AS cv(channel, version)
+	WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
+		AND cv.channel = b.channel AND cv.version = b.version)`)
+
+	q.pruneAll = r.Replace(`WITH dw AS (DELETE FROM {w} WHERE thread_id = ANY($1::text[])),
+db AS (DELETE FROM {b} WHERE thread_id = ANY($1::text[]))
+DELETE FROM {c} WHERE thread_id = ANY($1::text[])`)
+
+	// Each row carries the values its channel versions reference and its
+	// pending writes, aggregated by two lateral subqueries that use the
+	// primary keys of blobs and writes: a page of checkpoints is one
+	// round trip, with no query per checkpoint.
+	q.selectTuples = r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.channels, pw.vals
+FROM {c} c
+LEFT JOIN LATERAL (
+	SELECT array_agg(b.channel) AS channels, array_agg(b.value) AS vals
+	FROM unnest(c.channels, c.versions) AS cv(channel, version)
+	JOIN {b} b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+		AND b.channel = cv.channel AND b.version = cv.version
+	WHERE b.value IS NOT NULL
+) bv ON true
+LEFT JOIN LATERAL (
+	SELECT array_agg(w.task_id ORDER BY w.task_id, w.idx) AS task_ids,
+		array_agg(w.channel ORDER BY w.task_id, w.idx) AS channels,
+		array_agg(w.value ORDER BY w.task_id, w.idx) AS vals
+	FROM {w} w
+	WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
+) pw ON true`)
+	return q
+}
+
+// sqlBuilder accumulates a WHERE clause and its parameters.
+type sqlBuilder struct {
+	where []string
+	args  []any
+}
+
+// arg adds a parameter and returns its placeholder.
+func (b *sqlBuilder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+func (b *sqlBuilder) cond(c string) { b.where = append(b.where, c) }
+
+func (b *sqlBuilder) whereSQL() string {
+	if len(b.where) == 0 {
+		return ""
+	}
+	return "\nWHERE " + strings.Join(b.where, "\n\tAND ")
+}
