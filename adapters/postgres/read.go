@@ -19,7 +19,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 		return nil, err
 	}
 	opts := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.CheckpointNS, CheckpointID: cfg.CheckpointID, Limit: 1}
-	for t, err := range s.List(ctx, opts) {
+	for t, err := range s.list(ctx, "get tuple", opts) {
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +137,10 @@ type rawTuple struct {
 // (keyset pagination), so each is an index range scan however deep the
 // history is.
 func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+	return s.list(ctx, "list", opts)
+}
+
+func (s *Saver) list(ctx context.Context, op string, opts spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
 	return func(yield func(*spec.Tuple, error) bool) {
 		p, err := s.planList(opts)
 		if err != nil {
@@ -151,13 +155,13 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			}
 			page, err := s.fetchPage(ctx, p, cur, n)
 			if err != nil {
-				yield(nil, wrapErr(ctx, "list", opts.ThreadID, err))
+				yield(nil, wrapErr(ctx, op, opts.ThreadID, err))
 				return
 			}
 			for i := range page {
 				t, err := s.decodeTuple(&page[i])
 				if err != nil {
-					yield(nil, fmt.Errorf("postgres: list (thread %q): %w", page[i].thread, err))
+					yield(nil, fmt.Errorf("postgres: %s (thread %q): %w", op, page[i].thread, err))
 					return
 				}
 				if !yield(t, nil) {

@@ -1,0 +1,468 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+func mustPut(tb testing.TB, s *Saver, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) {
+	tb.Helper()
+	if _, err := s.Put(context.Background(), cfg, cp, md, nv); err != nil {
+		tb.Fatalf("put %s/%q/%s: %v", cfg.ThreadID, cfg.CheckpointNS, cp.ID, err)
+	}
+}
+
+func listAll(tb testing.TB, s *Saver, opts spec.ListOptions) []*spec.Tuple {
+	tb.Helper()
+	var out []*spec.Tuple
+	for t, err := range s.List(context.Background(), opts) {
+		if err != nil {
+			tb.Fatalf("list %+v: %v", opts, err)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func ids(ts []*spec.Tuple) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Config.ThreadID + "/" + t.Config.CheckpointNS + "/" + t.Config.CheckpointID
+	}
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	cp := spec.Checkpoint{
+		V: 4, ID: "0002", TS: "2026-01-01T00:00:00Z",
+		ChannelValues: map[string]any{
+			"a": int64(1), "b": []byte{0, 1}, "n": nil, "l": []any{}, "m": map[string]any{"x": 1.5},
+		},
+		ChannelVersions: spec.Versions{"a": "1", "b": "1", "n": "1", "l": "1", "m": "1", "gone": "1"},
+		VersionsSeen:    map[string]spec.Versions{"node": {"a": "1"}, "empty": {}},
+		UpdatedChannels: []string{},
+	}
+	md := spec.Metadata{
+		"step": int64(1), "f": 1.0, "top": "a\x00b",
+		"nested": map[string]any{"s": "x\x00y\x01z", "k\x00": []any{int64(1), 2.5, nil, true}},
+	}
+	nv := spec.Versions{"a": "1", "b": "1", "n": "1", "l": "1", "m": "1", "gone": "1"}
+	got, err := s.Put(ctx, spec.Config{ThreadID: "th", CheckpointID: "0001"}, cp, md, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (spec.Config{ThreadID: "th", CheckpointID: "0002"}); got != want {
+		t.Fatalf("put returned %+v, want %+v", got, want)
+	}
+	tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "th"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCP := cp
+	wantCP.ChannelValues = map[string]any{
+		"a": int64(1), "b": []byte{0, 1}, "n": nil, "l": []any{}, "m": map[string]any{"x": 1.5},
+	}
+	if !reflect.DeepEqual(tup.Checkpoint, wantCP) {
+		t.Errorf("checkpoint:\n got %#v\nwant %#v", tup.Checkpoint, wantCP)
+	}
+	wantMD := spec.Metadata{
+		"step": int64(1), "f": 1.0, "top": "ab",
+		"nested": map[string]any{"s": "x\x00y\x01z", "k\x00": []any{int64(1), 2.5, nil, true}},
+	}
+	if !reflect.DeepEqual(tup.Metadata, wantMD) {
+		t.Errorf("metadata:\n got %#v\nwant %#v", tup.Metadata, wantMD)
+	}
+	if tup.Parent == nil || *tup.Parent != (spec.Config{ThreadID: "th", CheckpointID: "0001"}) {
+		t.Errorf("parent = %+v", tup.Parent)
+	}
+	if tup.PendingWrites == nil || len(tup.PendingWrites) != 0 {
+		t.Errorf("pending writes = %#v, want empty non-nil", tup.PendingWrites)
+	}
+
+	// nil maps and slices stay nil.
+	mustPut(t, s, spec.Config{ThreadID: "th"}, spec.Checkpoint{ID: "0003"}, nil, nil)
+	tup, err = s.GetTuple(ctx, spec.Config{ThreadID: "th"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tup.Checkpoint.ChannelVersions != nil || tup.Checkpoint.VersionsSeen != nil || tup.Checkpoint.UpdatedChannels != nil {
+		t.Errorf("nil fields not kept nil: %#v", tup.Checkpoint)
+	}
+	if tup.Parent != nil {
+		t.Errorf("parent = %+v, want nil", tup.Parent)
+	}
+}
+
+func TestPendingWrites(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	cfg := spec.Config{ThreadID: "th", CheckpointNS: "ns", CheckpointID: "c1"}
+	// Writes before the checkpoint exists.
+	err := s.PutWrites(ctx, cfg, []spec.Write{
+		{Channel: "x", Value: "first"}, {Channel: spec.ErrorChannel, Value: "e1"},
+		{Channel: "y", Value: int64(2)}, {Channel: spec.ErrorChannel, Value: "e2"},
+	}, "task-b", "path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.PutWrites(ctx, cfg, []spec.Write{
+		{Channel: "x", Value: "second"}, {Channel: spec.ErrorChannel, Value: "e3"},
+	}, "task-b", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "z", Value: nil}}, "task-a", ""); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, spec.Config{ThreadID: "th", CheckpointNS: "ns"}, spec.Checkpoint{ID: "c1"}, nil, nil)
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []spec.PendingWrite{
+		{TaskID: "task-a", Channel: "z", Value: nil},
+		{TaskID: "task-b", Channel: spec.ErrorChannel, Value: "e3"},
+		{TaskID: "task-b", Channel: "x", Value: "first"},
+		{TaskID: "task-b", Channel: "y", Value: int64(2)},
+	}
+	if !reflect.DeepEqual(tup.PendingWrites, want) {
+		t.Errorf("pending writes:\n got %#v\nwant %#v", tup.PendingWrites, want)
+	}
+	// Re-putting the checkpoint keeps its writes.
+	mustPut(t, s, spec.Config{ThreadID: "th", CheckpointNS: "ns"}, spec.Checkpoint{ID: "c1", V: 2}, nil, nil)
+	tup, err = s.GetTuple(ctx, cfg)
+	if err != nil || len(tup.PendingWrites) != 4 || tup.Checkpoint.V != 2 {
+		t.Fatalf("after re-put: %v %+v", err, tup)
+	}
+	// Other namespace sees nothing.
+	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "th", CheckpointID: "c1"}); !errors.Is(err, spec.ErrNotFound) {
+		t.Errorf("root namespace: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestListOrderScopeAndPaging(t *testing.T) {
+	// A page size of 2 makes every list below cross page boundaries,
+	// including ties on the ID across threads and namespaces.
+	s := newTestSaver(t, WithListPageSize(2))
+	for _, th := range []string{"t2", "t1"} {
+		for _, ns := range []string{"", "sub"} {
+			for _, id := range []string{"b", "a", "c", "ab"} {
+				mustPut(t, s, spec.Config{ThreadID: th, CheckpointNS: ns}, spec.Checkpoint{ID: id}, nil, nil)
+			}
+		}
+	}
+	all := ids(listAll(t, s, spec.ListOptions{AllNamespaces: true}))
+	want := []string{
+		"t1//c", "t1/sub/c", "t2//c", "t2/sub/c",
+		"t1//b", "t1/sub/b", "t2//b", "t2/sub/b",
+		"t1//ab", "t1/sub/ab", "t2//ab", "t2/sub/ab",
+		"t1//a", "t1/sub/a", "t2//a", "t2/sub/a",
+	}
+	if !slices.Equal(all, want) {
+		t.Errorf("all:\n got %v\nwant %v", all, want)
+	}
+	cases := []struct {
+		opts spec.ListOptions
+		want []string
+	}{
+		{spec.ListOptions{ThreadID: "t1"}, []string{"t1//c", "t1//b", "t1//ab", "t1//a"}},
+		{spec.ListOptions{ThreadID: "t1", Limit: 3}, []string{"t1//c", "t1//b", "t1//ab"}},
+		{spec.ListOptions{ThreadID: "t1", Before: "b"}, []string{"t1//ab", "t1//a"}},
+		{spec.ListOptions{ThreadID: "t1", Before: "bz", Namespace: "sub"}, []string{"t1/sub/b", "t1/sub/ab", "t1/sub/a"}},
+		{spec.ListOptions{Before: "ab", Limit: 3}, []string{"t1//a", "t2//a"}},
+		{spec.ListOptions{ThreadID: "t2", AllNamespaces: true, Limit: 3}, []string{"t2//c", "t2/sub/c", "t2//b"}},
+		{spec.ListOptions{CheckpointID: "b", AllNamespaces: true}, []string{"t1//b", "t1/sub/b", "t2//b", "t2/sub/b"}},
+		{spec.ListOptions{ThreadID: "nope"}, nil},
+	}
+	for _, c := range cases {
+		if got := ids(listAll(t, s, c.opts)); !slices.Equal(got, c.want) {
+			t.Errorf("list %+v:\n got %v\nwant %v", c.opts, got, c.want)
+		}
+	}
+	// Early break.
+	n := 0
+	for _, err := range s.List(context.Background(), spec.ListOptions{AllNamespaces: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	if st := s.pool.Stat(); st.AcquiredConns() != 0 {
+		t.Errorf("connections still acquired after early break: %d", st.AcquiredConns())
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	if _, err := s.Put(ctx, spec.Config{}, spec.Checkpoint{ID: "x"}, nil, nil); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("empty thread: %v", err)
+	}
+	if _, err := s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{}, nil, nil); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("empty id: %v", err)
+	}
+	_, err := s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "x", ChannelValues: map[string]any{"c": struct{}{}}},
+		nil, spec.Versions{"c": "1"})
+	if !errors.Is(err, spec.ErrUnsupportedValue) {
+		t.Errorf("bad value: %v", err)
+	}
+	if _, err := s.Put(ctx, spec.Config{ThreadID: "t\x00"}, spec.Checkpoint{ID: "x"}, nil, nil); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("NUL in thread: %v", err)
+	}
+	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t"}, nil, "task", ""); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("writes without checkpoint: %v", err)
+	}
+	for _, err := range s.List(ctx, spec.ListOptions{Limit: -1}) {
+		if !errors.Is(err, spec.ErrInvalidArgument) {
+			t.Errorf("negative limit: %v", err)
+		}
+	}
+	if err := s.Prune(ctx, []string{"t"}, spec.PruneStrategy(9)); !errors.Is(err, spec.ErrInvalidArgument) {
+		t.Errorf("bad strategy: %v", err)
+	}
+	if got := listAll(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 0 {
+		t.Errorf("something was stored: %v", ids(got))
+	}
+}
+
+func TestTwoSchemasSideBySide(t *testing.T) {
+	a := newTestSaver(t)
+	b := newTestSaver(t)
+	mustPut(t, a, spec.Config{ThreadID: "same"}, spec.Checkpoint{ID: "1"}, spec.Metadata{"who": "a"}, nil)
+	mustPut(t, b, spec.Config{ThreadID: "same"}, spec.Checkpoint{ID: "2"}, spec.Metadata{"who": "b"}, nil)
+	for _, c := range []struct {
+		s    *Saver
+		want string
+	}{{a, "same//1"}, {b, "same//2"}} {
+		if got := ids(listAll(t, c.s, spec.ListOptions{AllNamespaces: true})); !slices.Equal(got, []string{c.want}) {
+			t.Errorf("schema %s sees %v, want [%s]", c.s.Schema(), got, c.want)
+		}
+	}
+	if err := a.DeleteThread(context.Background(), "same"); err != nil {
+		t.Fatal(err)
+	}
+	if got := listAll(t, b, spec.ListOptions{}); len(got) != 1 {
+		t.Errorf("delete in one schema touched the other: %v", ids(got))
+	}
+}
+
+// TestSearchPathIndependent sets a hostile search_path on every connection
+// of a pool: the saver must not care.
+func TestSearchPathIndependent(t *testing.T) {
+	base := testPool(t)
+	cfg := base.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	pool := newPool(t, cfg)
+	s := newTestSaver(t)
+	other, err := New(context.Background(), pool, WithSchema(s.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, other, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1"}, nil, nil)
+	if got := listAll(t, s, spec.ListOptions{}); len(got) != 1 {
+		t.Errorf("got %v", ids(got))
+	}
+}
+
+// TestPoolerModes runs a small workload in every query mode a pooler
+// setup may need; the simple protocol and exec modes use no prepared
+// statements.
+func TestPoolerModes(t *testing.T) {
+	for _, mode := range []pgx.QueryExecMode{
+		pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol,
+	} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := newTestSaver(t, WithQueryExecMode(mode))
+			runWorkload(t, s)
+		})
+	}
+	t.Run("WithoutPreparedStatements/no-statements-prepared", func(t *testing.T) {
+		// A pool whose connections fail on any prepared statement would
+		// be the real test; instead check that the exec mode leaves no
+		// prepared statement behind in the session.
+		cfg := testPool(t).Config().Copy()
+		cfg.MaxConns = 1
+		pool := newPool(t, cfg)
+		s0 := newTestSaver(t)
+		s, err := New(context.Background(), pool, WithSchema(s0.Schema()), WithoutPreparedStatements())
+		if err != nil {
+			t.Fatal(err)
+		}
+		runWorkload(t, s)
+		var n int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_prepared_statements",
+			pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d prepared statements in the session, want 0", n)
+		}
+	})
+}
+
+func runWorkload(t *testing.T, s *Saver) {
+	t.Helper()
+	ctx := context.Background()
+	cp := spec.Checkpoint{ID: "1", ChannelValues: map[string]any{"c": []byte("v"), "d": "x"}, ChannelVersions: spec.Versions{"c": "1", "d": "1"}}
+	mustPut(t, s, spec.Config{ThreadID: "t"}, cp, spec.Metadata{"k": "v", "n": 1.5}, spec.Versions{"c": "1", "d": "1"})
+	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"},
+		[]spec.Write{{Channel: "c", Value: []byte{0}}, {Channel: spec.InterruptChannel, Value: "i"}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := listAll(t, s, spec.ListOptions{ThreadID: "t", Filter: spec.Metadata{"k": "v", "n": 1.5}, Before: "2", Limit: 5})
+	if len(got) != 1 || len(got[0].PendingWrites) != 2 || !reflect.DeepEqual(got[0].Checkpoint.ChannelValues["c"], []byte("v")) {
+		t.Fatalf("list: %+v", got)
+	}
+	if err := s.CopyThread(ctx, "t", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(ctx, []string{"t", "u"}, spec.KeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteForRuns(ctx, []string{"r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteThread(ctx, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if got := listAll(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 1 {
+		t.Fatalf("after delete: %v", ids(got))
+	}
+}
+
+func TestConcurrentPuts(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	const workers, each = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each*2)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				// Half the workers share a thread; the same checkpoint is
+				// put by two of them with the same channel versions.
+				th := fmt.Sprintf("own-%d", w)
+				if w%2 == 0 {
+					th = "shared"
+				}
+				id := fmt.Sprintf("%04d", i)
+				cp := spec.Checkpoint{ID: id, ChannelValues: map[string]any{"a": int64(i), "b": int64(w)},
+					ChannelVersions: spec.Versions{"a": spec.Version(id), "b": spec.Version(id)}}
+				if _, err := s.Put(ctx, spec.Config{ThreadID: th}, cp, nil, spec.Versions{"b": spec.Version(id), "a": spec.Version(id)}); err != nil {
+					errs <- err
+				}
+				if err := s.PutWrites(ctx, spec.Config{ThreadID: th, CheckpointID: id},
+					[]spec.Write{{Channel: "x", Value: int64(w)}, {Channel: spec.ErrorChannel, Value: int64(w)}}, "task", ""); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	all := listAll(t, s, spec.ListOptions{AllNamespaces: true})
+	if want := (workers/2)*each + each; len(all) != want {
+		t.Fatalf("%d checkpoints, want %d", len(all), want)
+	}
+	for _, tup := range all {
+		if len(tup.Checkpoint.ChannelValues) != 2 || len(tup.PendingWrites) != 2 {
+			t.Errorf("%v: values %v writes %v", tup.Config, tup.Checkpoint.ChannelValues, tup.PendingWrites)
+		}
+	}
+}
+
+func TestContextCancellation(t *testing.T) {
+	s := newTestSaver(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1"}, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("put: %v", err)
+	}
+	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"}, []spec.Write{{Channel: "c"}}, "x", ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("put writes: %v", err)
+	}
+	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("get: %v", err)
+	}
+	for _, err := range s.List(ctx, spec.ListOptions{}) {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("list: %v", err)
+		}
+	}
+	for name, f := range map[string]func() error{
+		"delete thread":   func() error { return s.DeleteThread(ctx, "t") },
+		"copy thread":     func() error { return s.CopyThread(ctx, "t", "u") },
+		"delete for runs": func() error { return s.DeleteForRuns(ctx, []string{"r"}) },
+		"prune":           func() error { return s.Prune(ctx, []string{"t"}, spec.KeepLatest) },
+		"setup":           func() error { return s.Setup(ctx) },
+	} {
+		if err := f(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if got := listAll(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 0 {
+		t.Errorf("stored after cancel: %v", ids(got))
+	}
+
+	// Cancelled while the server works: pg_sleep holds the statement.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.pool.Exec(ctx2, "SELECT pg_sleep(30)")
+		done <- wrapErr(ctx2, "sleep", "t", err)
+	}()
+	cancel2()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("in-flight cancel: %v", err)
+	}
+}
+
+func TestErrorsWrapBackend(t *testing.T) {
+	pool := testPool(t)
+	s, err := New(context.Background(), pool, WithSchema(uniqueSchema("never-set-up")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetTuple(context.Background(), spec.Config{ThreadID: "thread-x"})
+	if err == nil || errors.Is(err, spec.ErrNotFound) {
+		t.Fatalf("want a backend error, got %v", err)
+	}
+	var pgErr interface{ SQLState() string }
+	if !errors.As(err, &pgErr) || pgErr.SQLState() != "42P01" {
+		t.Errorf("error does not wrap the pg error: %v", err)
+	}
+	for _, part := range []string{"get tuple", `"thread-x"`, "Setup"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("error %q lacks %q", err, part)
+		}
+	}
+}
+
+func newPool(tb testing.TB, cfg *pgxpool.Config) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
