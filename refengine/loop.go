@@ -1,0 +1,444 @@
+package refengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// runOpts is the part of a run's configuration nested loops inherit.
+type runOpts struct {
+	thread         string
+	durability     Durability
+	deterministic  bool
+	recursionLimit int
+	// resuming is LangGraph's __pregel_resuming: nil when absent.
+	resuming  *bool
+	resumeMap map[string]any
+}
+
+// loop runs one graph in one namespace: LangGraph's PregelLoop.
+type loop struct {
+	g        *Graph
+	saver    spec.Saver
+	ns       string
+	nested   bool
+	parents  map[string]string // checkpoint map: ancestor ns -> checkpoint ID
+	opts     runOpts
+	parentSP *scratchpad // the scratchpad of the task running this subgraph
+	exec     *executor
+	loadID   string // checkpoint to load; "" = latest
+
+	mu      sync.Mutex // guards pending
+	pending []spec.PendingWrite
+
+	cp             spec.Checkpoint // working checkpoint; cp.ID names it
+	chans          map[string]channel
+	checkpointID   string // last checkpoint put or loaded; "" on a fresh thread
+	loadedID       string
+	loadedVersions spec.Versions
+	loadedSource   string
+	prevVersions   spec.Versions
+	lastCp         *spec.Checkpoint
+	lastMeta       spec.Metadata
+	step, stop     int
+	isReplaying    bool
+	tasks          []*task
+}
+
+func newLoop(g *Graph, saver spec.Saver, ns string, opts runOpts) *loop {
+	return &loop{g: g, saver: saver, ns: ns, opts: opts, parents: map[string]string{},
+		exec: &executor{deterministic: opts.deterministic, durability: opts.durability}}
+}
+
+func (l *loop) config(id string) spec.Config {
+	return spec.Config{ThreadID: l.opts.thread, CheckpointNS: l.ns, CheckpointID: id}
+}
+
+func (l *loop) nextVersion(cur spec.Version) spec.Version {
+	if vg, ok := l.saver.(spec.VersionGenerator); ok {
+		return vg.NextVersion(cur)
+	}
+	return spec.NextVersion(cur)
+}
+
+// run executes the graph to completion, interruption or failure, then
+// finishes the saver traffic. It returns the final values of the state keys.
+func (l *loop) run(ctx context.Context, input any) (State, error) {
+	err := l.load(ctx)
+	if err == nil {
+		err = l.first(ctx, input)
+	}
+	for err == nil {
+		var more bool
+		if more, err = l.tick(ctx); err != nil || !more {
+			break
+		}
+		if err = l.runTasks(ctx); err != nil {
+			break
+		}
+		err = l.afterTick(ctx)
+	}
+	if serr := l.finish(ctx, err); serr != nil {
+		return nil, serr
+	}
+	if l.chans == nil {
+		return nil, err
+	}
+	return l.g.readState(l.chans), err
+}
+
+// load reads the checkpoint to start from: exactly one saver read.
+func (l *loop) load(ctx context.Context) error {
+	tup, err := l.saver.GetTuple(ctx, l.config(l.loadID))
+	switch {
+	case errors.Is(err, spec.ErrNotFound) && l.loadID == "":
+		tup = &spec.Tuple{Checkpoint: spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(-2)}, Metadata: spec.Metadata{"step": int64(-2)}}
+	case err != nil:
+		return fmt.Errorf("refengine: load checkpoint of thread %q ns %q: %w", l.opts.thread, l.ns, err)
+	default:
+		l.checkpointID = tup.Config.CheckpointID
+	}
+	l.cp = copyCheckpoint(tup.Checkpoint)
+	l.loadedID = l.checkpointID
+	l.loadedVersions = maps.Clone(l.cp.ChannelVersions)
+	l.prevVersions = maps.Clone(l.cp.ChannelVersions)
+	l.loadedSource, _ = tup.Metadata["source"].(string)
+	step, ok := metadataStep(tup.Metadata)
+	if !ok {
+		return fmt.Errorf("refengine: checkpoint %s has no integer step in its metadata", tup.Checkpoint.ID)
+	}
+	l.step = step + 1
+	limit := l.opts.recursionLimit
+	if limit <= 0 {
+		limit = DefaultRecursionLimit
+	}
+	l.stop = l.step + limit + 1
+	l.pending = slices.Clone(tup.PendingWrites)
+	l.chans = l.g.loadChannels(&l.cp)
+	l.isReplaying = !l.nested && l.loadID != ""
+	return nil
+}
+
+// DefaultRecursionLimit is the superstep limit of a run, as in LangGraph.
+const DefaultRecursionLimit = 10007
+
+// putWrites records writes in memory and submits them to the saver against
+// the current checkpoint, with LangGraph's batching rules.
+func (l *loop) putWrites(ctx context.Context, taskID string, writes []spec.Write, path string) {
+	if len(writes) == 0 {
+		return
+	}
+	if allSpecial(writes) {
+		writes = dedupeByChannel(writes)
+	}
+	l.mu.Lock()
+	var batch []spec.Write
+	if taskID == spec.NullTaskID {
+		l.pending = slices.DeleteFunc(l.pending, func(w spec.PendingWrite) bool {
+			return w.TaskID == spec.NullTaskID && spec.IsSpecialChannel(w.Channel)
+		})
+		for _, w := range l.pending {
+			if w.TaskID == spec.NullTaskID {
+				batch = append(batch, spec.Write{Channel: w.Channel, Value: w.Value})
+			}
+		}
+		batch = append(batch, writes...)
+		path = ""
+	} else {
+		l.pending = slices.DeleteFunc(l.pending, func(w spec.PendingWrite) bool { return w.TaskID == taskID })
+		batch = writes
+	}
+	for _, w := range writes {
+		l.pending = append(l.pending, spec.PendingWrite{TaskID: taskID, Channel: w.Channel, Value: w.Value})
+	}
+	cfg := l.config(l.checkpointID)
+	l.mu.Unlock()
+	if l.opts.durability == DurabilityExit {
+		return
+	}
+	l.exec.putWrites(func() error {
+		if err := l.saver.PutWrites(ctx, cfg, batch, taskID, path); err != nil {
+			return fmt.Errorf("refengine: put writes of task %s: %w", taskID, err)
+		}
+		return nil
+	})
+}
+
+func allSpecial(ws []spec.Write) bool {
+	for _, w := range ws {
+		if !spec.IsSpecialChannel(w.Channel) {
+			return false
+		}
+	}
+	return true
+}
+
+// dedupeByChannel keeps one write per channel: the last value, at the
+// position of the first occurrence.
+func dedupeByChannel(ws []spec.Write) []spec.Write {
+	idx := map[string]int{}
+	var out []spec.Write
+	for _, w := range ws {
+		if i, ok := idx[w.Channel]; ok {
+			out[i] = w
+			continue
+		}
+		idx[w.Channel] = len(out)
+		out = append(out, w)
+	}
+	return out
+}
+
+// consumeNullResume removes and returns the first null-task resume value.
+func (l *loop) consumeNullResume() (any, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, w := range l.pending {
+		if w.TaskID == spec.NullTaskID && w.Channel == spec.ResumeChannel {
+			l.pending = slices.Delete(l.pending, i, i+1)
+			return w.Value, true
+		}
+	}
+	return nil, false
+}
+
+// putCheckpoint stores the working checkpoint as a new one (LangGraph's
+// _put_checkpoint) and advances the step.
+func (l *loop) putCheckpoint(ctx context.Context, source string, updated []string) (wait func() error, err error) {
+	parents := map[string]any{}
+	for k, v := range l.parents {
+		parents[k] = v
+	}
+	md := spec.Metadata{"source": source, "step": int64(l.step), "parents": parents}
+	cp, err := newCheckpoint(&l.cp, l.chans, l.step, updated)
+	if err != nil {
+		return nil, err
+	}
+	wait = func() error { return nil }
+	if l.opts.durability != DurabilityExit {
+		nv := newVersions(l.prevVersions, cp.ChannelVersions)
+		cfg := l.config(l.checkpointID)
+		wait = l.exec.put(func() error {
+			if _, err := l.saver.Put(ctx, cfg, cp, md, nv); err != nil {
+				return fmt.Errorf("refengine: put checkpoint %s: %w", cp.ID, err)
+			}
+			return nil
+		})
+		l.prevVersions = maps.Clone(cp.ChannelVersions)
+	}
+	l.cp.ID, l.cp.TS = cp.ID, cp.TS
+	l.checkpointID = cp.ID
+	l.lastCp, l.lastMeta = &cp, md
+	l.step++
+	return wait, nil
+}
+
+// tick prepares the next superstep. It returns false when nothing is left
+// to run.
+func (l *loop) tick(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := l.exec.failed(); err != nil {
+		return false, err
+	}
+	if l.step > l.stop {
+		return false, fmt.Errorf("%w (step %d)", ErrRecursionLimit, l.step)
+	}
+	tasks, err := l.g.prepareTasks(&l.cp, l.chans, l.ns, l.step)
+	if err != nil || len(tasks) == 0 {
+		return false, err
+	}
+	byID := make(map[string]*task, len(tasks))
+	for _, t := range tasks {
+		byID[t.id] = t
+	}
+	l.mu.Lock()
+	for _, w := range l.pending {
+		t := byID[w.TaskID]
+		if t == nil {
+			continue
+		}
+		switch w.Channel {
+		case spec.ErrorChannel, spec.InterruptChannel, "__error_source_node__":
+		case spec.ResumeChannel:
+			if t.resume == nil {
+				if l, ok := w.Value.([]any); ok {
+					t.resume = slices.Clone(l)
+				} else {
+					t.resume = []any{w.Value}
+				}
+			}
+		default:
+			if !l.isReplaying {
+				t.writes = append(t.writes, spec.Write{Channel: w.Channel, Value: w.Value})
+				t.done = true
+			}
+		}
+	}
+	l.mu.Unlock()
+	for _, t := range tasks {
+		if v, ok := l.opts.resumeMap[InterruptID(t.ns)]; ok {
+			t.resume = append(t.resume, v)
+		}
+	}
+	l.tasks = tasks
+	if l.shouldInterrupt(l.g.interruptBefore) {
+		return false, &GraphInterrupt{}
+	}
+	return true, nil
+}
+
+// shouldInterrupt applies LangGraph's static interrupt rule: some channel
+// changed since the last interrupt/resume, and a current task is one of
+// nodes ("*": any task but the hidden start node).
+func (l *loop) shouldInterrupt(nodes []string) bool {
+	if len(nodes) == 0 {
+		return false
+	}
+	seen := l.cp.VersionsSeen[spec.InterruptChannel]
+	changed := false
+	for c, v := range l.cp.ChannelVersions {
+		if spec.CompareVersions(v, seen[c]) > 0 {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return false
+	}
+	for _, t := range l.tasks {
+		if (slices.Contains(nodes, "*") && !t.node.start) || slices.Contains(nodes, t.node.name) {
+			return true
+		}
+	}
+	return false
+}
+
+// runTasks executes the tasks without restored writes, committing each as
+// it finishes. Failures win over interrupts; interrupts of all tasks are
+// combined.
+func (l *loop) runTasks(ctx context.Context) error {
+	var todo []*task
+	for _, t := range l.tasks {
+		if !t.done {
+			todo = append(todo, t)
+		}
+	}
+	errs := make([]error, len(todo))
+	if l.opts.deterministic || len(todo) == 1 {
+		for i, t := range todo {
+			errs[i] = l.execute(ctx, t)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i, t := range todo {
+			wg.Go(func() { errs[i] = l.execute(ctx, t) })
+		}
+		wg.Wait()
+	}
+	var combined *GraphInterrupt
+	for _, err := range errs {
+		var gi *GraphInterrupt
+		switch {
+		case err == nil:
+		case errors.As(err, &gi):
+			if combined == nil {
+				combined = &GraphInterrupt{}
+			}
+			combined.Interrupts = append(combined.Interrupts, gi.Interrupts...)
+		default:
+			return err
+		}
+	}
+	if combined != nil {
+		return combined
+	}
+	return nil
+}
+
+// afterTick applies the superstep's writes and puts the loop checkpoint.
+func (l *loop) afterTick(ctx context.Context) error {
+	aw := make([]appliedWrites, len(l.tasks))
+	for i, t := range l.tasks {
+		aw[i] = appliedWrites{name: t.node.name, path: t.path, triggers: t.triggers, writes: t.writes}
+	}
+	updated, err := l.g.applyWrites(&l.cp, l.chans, aw, l.nextVersion)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.pending = nil
+	l.mu.Unlock()
+	l.isReplaying = false
+	wait, err := l.putCheckpoint(ctx, "loop", updated)
+	if err != nil {
+		return err
+	}
+	if l.shouldInterrupt(l.g.interruptAfter) {
+		return &GraphInterrupt{}
+	}
+	l.opts.resuming = nil
+	if l.opts.durability == DurabilitySync {
+		return wait()
+	}
+	return nil
+}
+
+// finish performs the exit-durability save and waits for every saver call.
+// A saver failure takes precedence over err.
+func (l *loop) finish(ctx context.Context, err error) error {
+	save := !l.nested || err != nil || !strings.Contains(l.ns, ":")
+	if l.opts.durability == DurabilityExit && save && l.lastCp != nil {
+		if l.checkpointID != l.loadedID {
+			cp, md := *l.lastCp, l.lastMeta
+			nv := newVersions(l.loadedVersions, cp.ChannelVersions)
+			cfg := l.config(l.loadedID)
+			l.exec.put(func() error {
+				if _, err := l.saver.Put(ctx, cfg, cp, md, nv); err != nil {
+					return fmt.Errorf("refengine: put checkpoint %s: %w", cp.ID, err)
+				}
+				return nil
+			})
+		}
+	}
+	if l.opts.durability == DurabilityExit && save && l.chans != nil {
+		l.flushPending(ctx)
+	}
+	return l.exec.drain()
+}
+
+// flushPending writes every in-memory pending write, grouped by task ID,
+// against the current checkpoint (exit durability).
+func (l *loop) flushPending(ctx context.Context) {
+	l.mu.Lock()
+	groups := map[string][]spec.Write{}
+	for _, w := range l.pending {
+		groups[w.TaskID] = append(groups[w.TaskID], spec.Write{Channel: w.Channel, Value: w.Value})
+	}
+	l.mu.Unlock()
+	if l.checkpointID == "" {
+		return
+	}
+	paths := map[string]string{}
+	for _, t := range l.tasks {
+		paths[t.id] = t.path
+	}
+	cfg := l.config(l.checkpointID)
+	for _, id := range slices.Sorted(maps.Keys(groups)) {
+		ws, path := groups[id], paths[id]
+		l.exec.putWrites(func() error {
+			if err := l.saver.PutWrites(ctx, cfg, ws, id, path); err != nil {
+				return fmt.Errorf("refengine: put writes of task %s: %w", id, err)
+			}
+			return nil
+		})
+	}
+}

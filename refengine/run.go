@@ -1,0 +1,277 @@
+package refengine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// Command resumes or steers a thread instead of giving it new input.
+type Command struct {
+	// Resume is the value the pending Interrupt call returns. nil means no
+	// resume value. It is an error while several interrupts are pending.
+	Resume any
+	// ResumeMap resumes interrupts by ID (see PendingInterrupt.ID); no
+	// resume write is stored for it, the values travel with the run.
+	ResumeMap map[string]any
+	// Update writes values to state keys before the run continues.
+	Update map[string]any
+	// Goto schedules nodes to run next.
+	Goto []string
+}
+
+// RunConfig addresses a thread and controls a run.
+type RunConfig struct {
+	// ThreadID names the thread; required.
+	ThreadID string
+	// CheckpointNS addresses a subgraph's namespace for GetState, History
+	// and UpdateState; Invoke always runs the root graph in "".
+	CheckpointNS string
+	// CheckpointID, when set, makes Invoke time-travel from (or resume)
+	// that checkpoint, and GetState/UpdateState read it instead of the
+	// latest.
+	CheckpointID string
+	// Durability defaults to DurabilityAsync.
+	Durability Durability
+	// Deterministic runs tasks one at a time in task order and performs
+	// saver calls on the calling goroutine, so call sequences are exactly
+	// reproducible. With async durability each Put is issued after the
+	// writes of the following superstep.
+	Deterministic bool
+	// RecursionLimit caps the supersteps of a run (default
+	// DefaultRecursionLimit).
+	RecursionLimit int
+}
+
+// Result is the outcome of an Invoke that did not fail.
+type Result struct {
+	// Values are the state keys that have a value.
+	Values State
+	// Interrupted reports that the run stopped on an interrupt (static or
+	// dynamic) and can be resumed.
+	Interrupted bool
+	// Interrupts are the dynamic interrupts raised, in task order.
+	Interrupts []PendingInterrupt
+}
+
+var interruptIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func (g *Graph) runOptions(cfg RunConfig) (runOpts, error) {
+	if g.saver == nil {
+		return runOpts{}, ErrNoSaver
+	}
+	if cfg.ThreadID == "" {
+		return runOpts{}, fmt.Errorf("refengine: %w: empty thread ID", spec.ErrInvalidConfig)
+	}
+	d := cfg.Durability
+	switch d {
+	case "":
+		d = DurabilityAsync
+	case DurabilityAsync, DurabilitySync, DurabilityExit:
+	default:
+		return runOpts{}, fmt.Errorf("refengine: %w: unknown durability %q", spec.ErrInvalidArgument, d)
+	}
+	return runOpts{thread: cfg.ThreadID, durability: d, deterministic: cfg.Deterministic, recursionLimit: cfg.RecursionLimit}, nil
+}
+
+// Invoke runs the graph on a thread. input is a State (new input), a
+// Command or *Command (resume/steer), or nil (continue: resume after an
+// interrupt or failure, or replay from cfg.CheckpointID). An interrupt is
+// not an error: the Result reports it. A node failure is returned as a
+// *TaskError after the successful tasks of the superstep were saved.
+func (g *Graph) Invoke(ctx context.Context, input any, cfg RunConfig) (*Result, error) {
+	opts, err := g.runOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	switch in := input.(type) {
+	case nil, Command:
+	case *Command:
+		if in == nil {
+			input = nil
+		} else {
+			input = *in
+		}
+	case State:
+		input = map[string]any(in)
+	case map[string]any:
+	default:
+		return nil, fmt.Errorf("refengine: %w: input of type %T (want State, Command or nil)", spec.ErrInvalidArgument, input)
+	}
+	l := newLoop(g, g.saver, "", opts)
+	l.loadID = cfg.CheckpointID
+	values, err := l.run(ctx, input)
+	if gi, ok := err.(*GraphInterrupt); ok {
+		return &Result{Values: values, Interrupted: true, Interrupts: gi.Interrupts}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Values: values}, nil
+}
+
+// first handles the run's input: Command writes, null writes, resume or
+// time-travel fork, or the input checkpoint (LangGraph's _first).
+func (l *loop) first(ctx context.Context, input any) error {
+	cmd, isCmd := input.(Command)
+	hasResume := isCmd && (cmd.Resume != nil || cmd.ResumeMap != nil)
+	var resuming bool
+	if l.opts.resuming != nil {
+		resuming = len(l.cp.ChannelVersions) > 0 && *l.opts.resuming
+	} else {
+		resuming = len(l.cp.ChannelVersions) > 0 && (input == nil || isCmd)
+	}
+	flagTrue := l.opts.resuming != nil && *l.opts.resuming
+	timeTravel := l.isReplaying && !(hasResume || flagTrue)
+
+	if timeTravel {
+		l.dropPending(spec.ResumeChannel)
+	}
+	if isCmd {
+		writes, err := l.commandWrites(cmd)
+		if err != nil {
+			return err
+		}
+		if len(writes) == 0 && cmd.ResumeMap == nil {
+			return fmt.Errorf("%w: command has nothing to do", ErrEmptyInput)
+		}
+		l.putWrites(ctx, spec.NullTaskID, writes, "")
+	}
+	var null []spec.Write
+	l.mu.Lock()
+	for _, w := range l.pending {
+		if w.TaskID == spec.NullTaskID {
+			null = append(null, spec.Write{Channel: w.Channel, Value: w.Value})
+		}
+	}
+	l.mu.Unlock()
+	if len(null) > 0 {
+		if _, err := l.g.applyWrites(&l.cp, l.chans, []appliedWrites{{name: InputTask, writes: null}}, l.nextVersion); err != nil {
+			return err
+		}
+	}
+	state, isInput := input.(map[string]any)
+	switch {
+	case resuming:
+		l.cp.VersionsSeen[spec.InterruptChannel] = maps.Clone(l.cp.ChannelVersions)
+		if timeTravel && l.loadedSource != "update" && l.loadedSource != "fork" {
+			l.dropPending(spec.InterruptChannel)
+			if _, err := l.putCheckpoint(ctx, "fork", nil); err != nil {
+				return err
+			}
+		}
+	case isInput && !isCmd:
+		nv, err := spec.Normalize(state)
+		if err != nil {
+			return fmt.Errorf("refengine: input: %w", err)
+		}
+		discard, err := l.g.prepareTasks(&l.cp, l.chans, l.ns, l.step)
+		if err != nil {
+			return err
+		}
+		aw := []appliedWrites{{name: InputTask, writes: []spec.Write{{Channel: Start, Value: nv}}}}
+		for _, t := range discard {
+			aw = append(aw, appliedWrites{name: t.node.name, path: t.path, triggers: t.triggers})
+		}
+		updated, err := l.g.applyWrites(&l.cp, l.chans, aw, l.nextVersion)
+		if err != nil {
+			return err
+		}
+		if _, err := l.putCheckpoint(ctx, "input", updated); err != nil {
+			return err
+		}
+	case l.opts.resuming == nil:
+		return fmt.Errorf("%w: nothing to resume on thread %q", ErrEmptyInput, l.opts.thread)
+	}
+	if !l.nested {
+		l.opts.resuming = &resuming
+	}
+	return nil
+}
+
+// commandWrites maps a Command to null-task writes (gotos, resume, update)
+// and installs its resume map.
+func (l *loop) commandWrites(cmd Command) ([]spec.Write, error) {
+	var writes []spec.Write
+	for _, n := range cmd.Goto {
+		nd := l.g.byName[n]
+		if nd == nil || nd.start {
+			return nil, fmt.Errorf("refengine: %w: goto unknown node %q", spec.ErrInvalidArgument, n)
+		}
+		writes = append(writes, spec.Write{Channel: branchPrefix + n, Value: Start})
+	}
+	if cmd.ResumeMap != nil {
+		for id := range cmd.ResumeMap {
+			if !interruptIDPattern.MatchString(id) {
+				return nil, fmt.Errorf("refengine: %w: resume map key %q is not an interrupt ID", spec.ErrInvalidArgument, id)
+			}
+		}
+		m, err := spec.Normalize(cmd.ResumeMap)
+		if err != nil {
+			return nil, fmt.Errorf("refengine: resume map: %w", err)
+		}
+		l.opts.resumeMap = m.(map[string]any)
+	} else if cmd.Resume != nil {
+		if n := len(l.pendingInterrupts()); n > 1 {
+			return nil, fmt.Errorf("%w (%d pending)", ErrMultipleInterrupts, n)
+		}
+		v, err := spec.Normalize(cmd.Resume)
+		if err != nil {
+			return nil, fmt.Errorf("refengine: resume value: %w", err)
+		}
+		writes = append(writes, spec.Write{Channel: spec.ResumeChannel, Value: v})
+	}
+	for _, k := range slices.Sorted(maps.Keys(cmd.Update)) {
+		if !l.g.isKey(k) {
+			return nil, fmt.Errorf("refengine: %w: update of unknown state key %q", spec.ErrInvalidArgument, k)
+		}
+		v, err := spec.Normalize(cmd.Update[k])
+		if err != nil {
+			return nil, fmt.Errorf("refengine: update %q: %w", k, err)
+		}
+		writes = append(writes, spec.Write{Channel: k, Value: v})
+	}
+	return writes, nil
+}
+
+// pendingInterrupts returns the IDs of interrupts not yet answered by a
+// resume write of their task.
+func (l *loop) pendingInterrupts() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ints := map[string]string{}
+	resumed := map[string]bool{}
+	for _, w := range l.pending {
+		switch w.Channel {
+		case spec.InterruptChannel:
+			if ins := decodeInterrupts(w.Value); len(ins) > 0 {
+				ints[w.TaskID] = ins[0].ID
+			}
+		case spec.ResumeChannel:
+			resumed[w.TaskID] = true
+		}
+	}
+	done := map[string]bool{}
+	for tid := range resumed {
+		if id, ok := ints[tid]; ok {
+			done[id] = true
+		}
+	}
+	var out []string
+	for _, id := range ints {
+		if !done[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (l *loop) dropPending(channel string) {
+	l.mu.Lock()
+	l.pending = slices.DeleteFunc(l.pending, func(w spec.PendingWrite) bool { return w.Channel == channel })
+	l.mu.Unlock()
+}

@@ -1,0 +1,174 @@
+package refengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// execute runs one task and commits its outcome with LangGraph's rules:
+// writes (or a no-writes marker) on success; the interrupt plus resume
+// writes on an interrupt; writes so far plus an error write on failure.
+func (l *loop) execute(ctx context.Context, t *task) error {
+	sp := &scratchpad{loop: l, task: t, parent: l.parentSP, resume: t.resume}
+	writes, err := l.runTask(context.WithValue(ctx, scratchKey{}, sp), t, sp)
+	sp.mu.Lock()
+	emitted := slices.Clone(sp.emitted)
+	sp.mu.Unlock()
+	var gi *GraphInterrupt
+	switch {
+	case errors.As(err, &gi):
+		if len(gi.Interrupts) > 0 {
+			enc, eerr := encodeInterrupts(gi.Interrupts)
+			if eerr != nil {
+				return &TaskError{Node: t.node.name, TaskID: t.id, Err: eerr}
+			}
+			batch := append([]spec.Write{{Channel: spec.InterruptChannel, Value: enc}}, emitted...)
+			l.putWrites(ctx, t.id, batch, t.path)
+		}
+		return gi
+	case err != nil:
+		l.putWrites(ctx, t.id, append(emitted, spec.Write{Channel: spec.ErrorChannel, Value: err.Error()}), t.path)
+		var te *TaskError
+		if errors.As(err, &te) {
+			return err // a subgraph's task failure keeps its origin
+		}
+		return &TaskError{Node: t.node.name, TaskID: t.id, Err: err}
+	}
+	all := append(emitted, writes...)
+	if len(all) == 0 {
+		all = []spec.Write{{Channel: NoWritesChannel}}
+	}
+	t.writes = all
+	l.putWrites(ctx, t.id, all, t.path)
+	return nil
+}
+
+// runTask runs the node of t and returns its channel writes.
+func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) ([]spec.Write, error) {
+	n := t.node
+	var upd Update
+	switch {
+	case n.start:
+		upd = Update(t.input)
+	case n.sub != nil:
+		var err error
+		if upd, err = l.runSubgraph(ctx, t, sp); err != nil {
+			return nil, err
+		}
+	default:
+		in, err := spec.Normalize(map[string]any(t.input))
+		if err != nil {
+			return nil, err
+		}
+		if upd, err = n.fn(ctx, State(in.(map[string]any))); err != nil {
+			return nil, err
+		}
+	}
+	return l.g.nodeWrites(ctx, n, l.chans, upd)
+}
+
+// nodeWrites turns a node's update into channel writes in LangGraph's
+// order: state keys (sorted), static edges, join barriers, then the writes
+// of conditional edges evaluated on the state with the node's own writes
+// applied.
+func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channel, upd Update) ([]spec.Write, error) {
+	var writes []spec.Write
+	for _, k := range slices.Sorted(maps.Keys(upd)) {
+		if !g.isKey(k) {
+			continue
+		}
+		v, err := spec.Normalize(upd[k])
+		if err != nil {
+			return nil, fmt.Errorf("update of key %q: %w", k, err)
+		}
+		writes = append(writes, spec.Write{Channel: k, Value: v})
+	}
+	for _, e := range n.edges {
+		writes = append(writes, spec.Write{Channel: branchPrefix + e})
+	}
+	for _, j := range n.joins {
+		writes = append(writes, spec.Write{Channel: j, Value: n.name})
+	}
+	if len(n.routers) == 0 {
+		return writes, nil
+	}
+	fresh, err := g.freshState(chans, writes)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range n.routers {
+		route, err := r(ctx, maps.Clone(fresh))
+		if err != nil {
+			return nil, err
+		}
+		for _, target := range route.Nodes {
+			if target == End {
+				continue
+			}
+			if tn := g.byName[target]; tn == nil || tn.start {
+				return nil, fmt.Errorf("%w: route from %q to unknown node %q", ErrInvalidGraph, n.name, target)
+			}
+			writes = append(writes, spec.Write{Channel: branchPrefix + target})
+		}
+		for _, s := range route.Sends {
+			if tn := g.byName[s.Node]; tn == nil || tn.start {
+				return nil, fmt.Errorf("%w: send from %q to unknown node %q", ErrInvalidGraph, n.name, s.Node)
+			}
+			v, err := sendValue(s)
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, spec.Write{Channel: TasksChannel, Value: v})
+		}
+	}
+	return writes, nil
+}
+
+// freshState is the state as of the start of the superstep with writes
+// applied (LangGraph's "fresh" local read for conditional edges).
+func (g *Graph) freshState(chans map[string]channel, writes []spec.Write) (State, error) {
+	byKey := map[string][]any{}
+	for _, w := range writes {
+		if g.isKey(w.Channel) {
+			byKey[w.Channel] = append(byKey[w.Channel], w.Value)
+		}
+	}
+	st := State{}
+	for _, k := range g.keys {
+		v, ok := chans[k].checkpoint()
+		ch := g.channels[k].newChannel(v, ok)
+		if _, err := ch.update(k, byKey[k]); err != nil {
+			return nil, err
+		}
+		if v, ok := ch.get(); ok {
+			st[k] = v
+		}
+	}
+	return st, nil
+}
+
+// runSubgraph runs a compiled subgraph as task t, in namespace t.ns with the
+// parent's saver, and maps its final state onto the parent's keys.
+func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update, error) {
+	child := newLoop(t.node.sub, l.saver, t.ns, l.opts)
+	child.nested = true
+	child.parentSP = sp
+	child.parents = maps.Clone(l.parents)
+	child.parents[l.ns] = l.checkpointID
+	out, err := child.run(ctx, map[string]any(t.input))
+	if err != nil {
+		return nil, err
+	}
+	upd := Update{}
+	for k, v := range out {
+		if l.g.isKey(k) {
+			upd[k] = v
+		}
+	}
+	return upd, nil
+}
