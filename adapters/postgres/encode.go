@@ -26,9 +26,9 @@ func checkText(what, s string) error {
 }
 
 // record is the part of a checkpoint stored in the checkpoint column. The
-// ID lives in the key columns and the values in the blobs table. msgpack
-// keeps nil maps and slices nil and empty ones empty, so the checkpoint is
-// read back exactly as it was put.
+// ID lives in the key columns and the values in the blobs table. On the way
+// out, maps are always non-nil (as every saver of the kit returns them) and
+// UpdatedChannels keeps nil ("unknown") apart from empty.
 type record struct {
 	V               int                      `msgpack:"v"`
 	TS              string                   `msgpack:"ts"`
@@ -57,6 +57,17 @@ func decodeRecord(id string, data []byte) (spec.Checkpoint, error) {
 	var r record
 	if err := msgpack.Unmarshal(data, &r); err != nil {
 		return spec.Checkpoint{}, fmt.Errorf("decode checkpoint %q: %w", id, err)
+	}
+	if r.ChannelVersions == nil {
+		r.ChannelVersions = spec.Versions{}
+	}
+	if r.VersionsSeen == nil {
+		r.VersionsSeen = map[string]spec.Versions{}
+	}
+	for node, vs := range r.VersionsSeen {
+		if vs == nil {
+			r.VersionsSeen[node] = spec.Versions{}
+		}
 	}
 	return spec.Checkpoint{
 		V:               r.V,

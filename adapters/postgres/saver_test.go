@@ -92,14 +92,15 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("pending writes = %#v, want empty non-nil", tup.PendingWrites)
 	}
 
-	// nil maps and slices stay nil.
+	// nil maps come back empty, a nil UpdatedChannels stays nil.
 	mustPut(t, s, spec.Config{ThreadID: "th"}, spec.Checkpoint{ID: "0003"}, nil, nil)
 	tup, err = s.GetTuple(ctx, spec.Config{ThreadID: "th"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tup.Checkpoint.ChannelVersions != nil || tup.Checkpoint.VersionsSeen != nil || tup.Checkpoint.UpdatedChannels != nil {
-		t.Errorf("nil fields not kept nil: %#v", tup.Checkpoint)
+	if tup.Checkpoint.ChannelVersions == nil || tup.Checkpoint.VersionsSeen == nil || tup.Checkpoint.ChannelValues == nil ||
+		tup.Checkpoint.UpdatedChannels != nil {
+		t.Errorf("nil handling: %#v", tup.Checkpoint)
 	}
 	if tup.Parent != nil {
 		t.Errorf("parent = %+v, want nil", tup.Parent)

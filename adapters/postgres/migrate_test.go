@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+func TestMigrationsEmbedded(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 2 || LatestVersion() != len(ms) {
+		t.Fatalf("%d migrations, LatestVersion %d", len(ms), LatestVersion())
+	}
+	for i, m := range ms {
+		if m.version != i+1 || m.name == "" || m.sql == "" {
+			t.Errorf("migration %d: %+v", i, m)
+		}
+	}
+}
+
+// schemaState describes what a schema holds: recorded versions and the
+// saver's indexes.
+func schemaState(t *testing.T, s *Saver) (versions []int, indexes map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := s.pool.Query(ctx, "SELECT version FROM "+s.q.migrations+" ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	indexes = map[string]bool{}
+	rows, err = s.pool.Query(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = $1", s.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes[name] = true
+	}
+	return versions, indexes
+}
+
+func checkLatest(t *testing.T, s *Saver) {
+	t.Helper()
+	versions, indexes := schemaState(t, s)
+	if len(versions) != LatestVersion() || versions[len(versions)-1] != LatestVersion() {
+		t.Errorf("recorded versions %v, want 1..%d once each", versions, LatestVersion())
+	}
+	for _, idx := range []string{"checkpoints_pkey", "blobs_pkey", "writes_pkey", "checkpoints_global_order_idx", "checkpoints_run_id_idx"} {
+		if !indexes[idx] {
+			t.Errorf("index %s missing (have %v)", idx, indexes)
+		}
+	}
+	if v, err := s.Version(context.Background()); err != nil || v != LatestVersion() {
+		t.Errorf("Version() = %d, %v", v, err)
+	}
+}
+
+func TestSetupFromEmptyAndIdempotent(t *testing.T) {
+	s := newTestSaver(t) // Setup ran once
+	checkLatest(t, s)
+	for range 2 {
+		if err := s.Setup(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLatest(t, s)
+
+	fresh, err := New(context.Background(), testPool(t), WithSchema(uniqueSchema("fresh")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := fresh.Version(context.Background()); err != nil || v != 0 {
+		t.Errorf("Version() of a schema never set up = %d, %v", v, err)
+	}
+}
+
+// TestSetupFromEveryEarlierVersion builds a schema at each earlier version,
+// stores data the way that version could, migrates, and checks the data and
+// the schema.
+func TestSetupFromEveryEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	for from := 0; from < LatestVersion(); from++ {
+		t.Run(fmt.Sprintf("from=%d", from), func(t *testing.T) {
+			s, err := New(ctx, testPool(t), WithSchema(uniqueSchema("mig")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.DropSchema(context.Background()) })
+			if err := s.migrateTo(ctx, from); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := s.Version(ctx); err != nil || v != from {
+				t.Fatalf("at version %d: Version() = %d, %v", from, v, err)
+			}
+			if from >= 1 {
+				// Version 1 has every table: the saver works on it.
+				mustPut(t, s, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1",
+					ChannelValues: map[string]any{"c": "v"}, ChannelVersions: spec.Versions{"c": "1"}},
+					spec.Metadata{"run_id": "r"}, spec.Versions{"c": "1"})
+			}
+			if err := s.Setup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkLatest(t, s)
+			if from >= 1 {
+				tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+				if err != nil || tup.Checkpoint.ChannelValues["c"] != "v" {
+					t.Fatalf("data after migrating: %v %+v", err, tup)
+				}
+				if err := s.DeleteForRuns(ctx, []string{"r"}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); err == nil {
+					t.Error("DeleteForRuns after migrating left the checkpoint")
+				}
+			}
+		})
+	}
+}
+
+// TestSetupConcurrent runs Setup on one fresh schema from several savers
+// (each with its own connections) at once: the advisory lock serialises
+// them and every migration is applied exactly once.
+func TestSetupConcurrent(t *testing.T) {
+	ctx := context.Background()
+	schema := uniqueSchema("race")
+	const n = 6
+	savers := make([]*Saver, n)
+	for i := range savers {
+		s, err := Open(ctx, testDSN(t), WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		savers[i] = s
+	}
+	t.Cleanup(func() { _ = savers[0].DropSchema(context.Background()) })
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, s := range savers {
+		wg.Go(func() { errs[i] = s.Setup(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("saver %d: %v", i, err)
+		}
+	}
+	checkLatest(t, savers[0])
+}
