@@ -165,7 +165,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "reput-ignored", Rule: "PUT-12",
+		Name: "reput-ignored", Rule: "PUT-11",
 		Description: "Putting an existing checkpoint again is ignored (insert-or-ignore): the first checkpoint, metadata and parent stay.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -187,7 +187,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "updated-channels-nil-to-empty", Rule: "PUT-5",
+		Name: "updated-channels-nil-to-empty", Rule: "PUT-10",
 		Description: "A nil UpdatedChannels (unknown) reads back as an empty list.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -204,7 +204,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "versions-seen-dropped", Rule: "PUT-4",
+		Name: "versions-seen-dropped", Rule: "PUT-10",
 		Description: "VersionsSeen is not stored: it reads back empty.",
 		New: func() spec.Saver {
 			w := wrap()

@@ -59,7 +59,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "list-numeric-order", Rule: "ID-5",
+		Name: "list-numeric-order", Rule: "LIST-ORDER-3",
 		Description: "List compares checkpoint IDs that look like integers numerically, so \"10\" sorts after \"9\".",
 		New: func() spec.Saver {
 			w := wrap()
@@ -194,7 +194,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "negative-limit-accepted", Rule: "LIST-LIMIT-3",
+		Name: "negative-limit-accepted", Rule: "ERR-4",
 		Description: "A negative Limit is treated as no limit instead of failing with ErrInvalidArgument.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -251,7 +251,7 @@ func init() {
 		Witness: witnessThreads,
 	})
 	register(Mutant{
-		Name: "list-thread-prefix", Rule: "ID-3",
+		Name: "list-thread-prefix", Rule: "ID-2",
 		Description: "List selects threads by prefix (as LIKE 'id%' would), so thread \"a\" also lists \"ab\".",
 		New: func() spec.Saver {
 			w := wrap()
@@ -307,7 +307,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "list-duplicates-reput", Rule: "PUT-12",
+		Name: "list-duplicates-reput", Rule: "PUT-11",
 		Description: "Putting an existing checkpoint again adds a second row: List shows it once per Put.",
 		New: func() spec.Saver {
 			w := wrap()

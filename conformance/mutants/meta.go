@@ -85,7 +85,7 @@ func witnessMeta(md spec.Metadata) func(context.Context, spec.Saver) any {
 
 func init() {
 	register(Mutant{
-		Name: "metadata-nul-kept", Rule: "META-3",
+		Name: "metadata-nul-kept", Rule: "VALUE-7",
 		Description: "NUL characters in top-level metadata strings are kept instead of removed.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -97,7 +97,7 @@ func init() {
 		Witness: witnessMeta(spec.Metadata{"s": "a\x00b"}),
 	})
 	register(Mutant{
-		Name: "metadata-nul-stripped-deep", Rule: "META-3",
+		Name: "metadata-nul-stripped-deep", Rule: "VALUE-7",
 		Description: "NUL characters are removed from nested metadata strings too, not only top-level ones.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -132,7 +132,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "metadata-int-as-float", Rule: "META-1",
+		Name: "metadata-int-as-float", Rule: "VALUE-6",
 		Description: "Integer metadata values read back as float64, as after a JSON round trip.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -151,7 +151,7 @@ func init() {
 		Witness: witnessMeta(spec.Metadata{"step": 3}),
 	})
 	register(Mutant{
-		Name: "metadata-dotted-key-nested", Rule: "META-2",
+		Name: "metadata-dotted-key-nested", Rule: "VALUE-6",
 		Description: "A metadata key with a dot is stored as a path, producing nested maps (as MongoDB's dotted field names would).",
 		New: func() spec.Saver {
 			w := wrap()
@@ -163,7 +163,7 @@ func init() {
 		Witness: witnessMeta(spec.Metadata{"a.b": 1}),
 	})
 	register(Mutant{
-		Name: "metadata-empty-as-nil", Rule: "META-5",
+		Name: "metadata-empty-as-nil", Rule: "PUT-13",
 		Description: "Empty metadata reads back as a nil map.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -181,7 +181,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "metadata-unsupported-accepted", Rule: "META-4",
+		Name: "metadata-unsupported-accepted", Rule: "VALUE-5",
 		Description: "Metadata values outside the JSON subset (byte slices, NaN, structs...) are stored as their printed form instead of failing.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -238,7 +238,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "parents-keys-recast", Rule: "NS-7",
+		Name: "parents-keys-recast", Rule: "NS-4",
 		Description: "The namespaces used as keys of the \"parents\" metadata map are recast (task IDs dropped).",
 		New: func() spec.Saver {
 			w := wrap()

@@ -75,7 +75,7 @@ func sanitize(m map[string]any) map[string]any {
 
 func init() {
 	register(Mutant{
-		Name: "values-last-put", Rule: "PUT-11",
+		Name: "values-last-put", Rule: "PUT-9",
 		Description: "Channel values are stored per channel, not per version: every checkpoint reads the value of the last Put.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -113,7 +113,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "values-namespace-ignored", Rule: "NS-3",
+		Name: "values-namespace-ignored", Rule: "NS-2",
 		Description: "Channel values are keyed by (thread, channel, version) without the namespace, so namespaces overwrite each other's values.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -154,7 +154,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "unlisted-channel-stored", Rule: "PUT-7",
+		Name: "unlisted-channel-stored", Rule: "PUT-5",
 		Description: "Put stores every value in cp.ChannelValues, also for channels not named in newVersions.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -182,7 +182,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "unversioned-channels-returned", Rule: "PUT-8",
+		Name: "unversioned-channels-returned", Rule: "PUT-6",
 		Description: "Values of channels missing from ChannelVersions are stored with the checkpoint and returned.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -222,7 +222,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "cleared-channel-kept", Rule: "PUT-9",
+		Name: "cleared-channel-kept", Rule: "PUT-7",
 		Description: "A channel in newVersions without a value keeps the parent's value instead of storing \"no value\".",
 		New: func() spec.Saver {
 			w := wrap()
@@ -255,7 +255,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "nil-value-dropped", Rule: "PUT-10",
+		Name: "nil-value-dropped", Rule: "PUT-8",
 		Description: "A channel whose value is nil reads back absent.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -267,7 +267,7 @@ func init() {
 		Witness: witnessValue(nil),
 	})
 	register(Mutant{
-		Name: "put-aliases-metadata", Rule: "PUT-13",
+		Name: "put-aliases-metadata", Rule: "PUT-12",
 		Description: "Put keeps a reference to the caller's metadata map, so mutating it after Put changes what is read.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -303,7 +303,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "tuple-aliasing", Rule: "VALUE-7",
+		Name: "tuple-aliasing", Rule: "PUT-12",
 		Description: "Reads return one cached tuple per checkpoint until the next write, so a caller mutating a returned tuple changes later reads.",
 		New:         newTupleAliasing,
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -315,7 +315,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "unsupported-value-accepted", Rule: "VALUE-6",
+		Name: "unsupported-value-accepted", Rule: "VALUE-4",
 		Description: "Channel and write values outside the value model are stored as their printed form instead of failing.",
 		New: func() spec.Saver {
 			w := wrap()

@@ -82,7 +82,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "empty-list-as-nil", Rule: "VALUE-3",
+		Name: "empty-list-as-nil", Rule: "VALUE-1",
 		Description: "An empty list decodes as nil.",
 		New: withSerde(func(v any) any {
 			if l, ok := v.([]any); ok && len(l) == 0 {
@@ -93,7 +93,7 @@ func init() {
 		Witness: witnessValue([]any{}),
 	})
 	register(Mutant{
-		Name: "value-nul-stripped", Rule: "VALUE-4",
+		Name: "value-nul-stripped", Rule: "VALUE-2",
 		Description: "NUL characters are removed from strings in channel and write values (the metadata rule applied to values).",
 		New: withSerde(func(v any) any {
 			if s, ok := v.(string); ok {
@@ -104,7 +104,7 @@ func init() {
 		Witness: witnessValue("a\x00b"),
 	})
 	register(Mutant{
-		Name: "deep-nesting-truncated", Rule: "VALUE-8",
+		Name: "deep-nesting-truncated", Rule: "VALUE-2",
 		Description: "Values nested deeper than 16 levels lose their innermost levels (replaced by nil).",
 		New: func() spec.Saver {
 			return wrap(memory.WithSerde(truncSerde{depth: 16}))

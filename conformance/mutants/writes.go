@@ -19,7 +19,7 @@ func wr(ch string, v any) spec.Write { return spec.Write{Channel: ch, Value: v} 
 
 func init() {
 	register(Mutant{
-		Name: "regular-write-last-wins", Rule: "WRITES-3",
+		Name: "regular-write-last-wins", Rule: "WRITES-2",
 		Description: "A repeated regular write (same task and index) replaces the stored one instead of being ignored.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{regularLastWins: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -30,7 +30,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "special-write-first-wins", Rule: "WRITES-4",
+		Name: "special-write-first-wins", Rule: "WRITES-3",
 		Description: "A special write never replaces one stored by an earlier call (first wins, like regular writes).",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{specialFirstWins: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -41,7 +41,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "special-batch-first-wins", Rule: "WRITES-5",
+		Name: "special-batch-first-wins", Rule: "WRITES-4",
 		Description: "Within one PutWrites call, the first special write to a channel wins over later ones in the slice.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{batchFirstSpecial: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -62,7 +62,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "write-index-skips-specials", Rule: "WRITES-2",
+		Name: "write-index-skips-specials", Rule: "WRITES-1",
 		Description: "Regular writes are numbered without counting the positions taken by special writes.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{skipSpecialSlots: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -73,7 +73,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "write-namespace-ignored", Rule: "NS-2",
+		Name: "write-namespace-ignored", Rule: "NS-1",
 		Description: "Write keys ignore the namespace: writes to one checkpoint ID show up in every namespace that has it.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{ignoreNamespace: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -84,7 +84,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "reput-drops-writes", Rule: "PUT-12",
+		Name: "reput-drops-writes", Rule: "PUT-11",
 		Description: "Putting an existing checkpoint again forgets its pending writes.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{dropOnReput: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -95,7 +95,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "writes-before-checkpoint-dropped", Rule: "WRITES-6",
+		Name: "writes-before-checkpoint-dropped", Rule: "WRITES-7",
 		Description: "Writes to a checkpoint that has not been put yet are silently discarded.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{dropIfMissing: true}) },
 		Witness: func(ctx context.Context, s spec.Saver) any {
@@ -105,7 +105,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "pending-writes-unsorted", Rule: "WRITES-8",
+		Name: "pending-writes-unsorted", Rule: "WRITES-9",
 		Description: "Pending writes come back in reverse key order instead of by task ID then index.",
 		New: func() spec.Saver {
 			w := wrap()
@@ -138,7 +138,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "empty-writes-error", Rule: "WRITES-10",
+		Name: "empty-writes-error", Rule: "WRITES-11",
 		Description: "PutWrites with an empty slice fails instead of being a no-op.",
 		New: func() spec.Saver {
 			w := wrap()
