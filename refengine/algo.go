@@ -217,11 +217,15 @@ func (g *Graph) applyWrites(cp *spec.Checkpoint, chans map[string]channel, tasks
 // newCheckpoint builds the checkpoint to store from the working one: a new
 // ID for step, the stored value of every versioned channel, copies of the
 // version maps.
-func newCheckpoint(cur *spec.Checkpoint, chans map[string]channel, step int, updated []string) (spec.Checkpoint, error) {
+func newCheckpoint(cur *spec.Checkpoint, chans map[string]channel, id string, updated []string) (spec.Checkpoint, error) {
+	ts, ok := spec.CheckpointIDTime(id)
+	if !ok {
+		ts = time.Now()
+	}
 	out := spec.Checkpoint{
 		V:               4,
-		ID:              spec.NewCheckpointID(step),
-		TS:              time.Now().UTC().Format(time.RFC3339Nano),
+		ID:              id,
+		TS:              ts.UTC().Format(time.RFC3339Nano),
 		ChannelValues:   map[string]any{},
 		ChannelVersions: maps.Clone(cur.ChannelVersions),
 		VersionsSeen:    make(map[string]spec.Versions, len(cur.VersionsSeen)),

@@ -63,7 +63,9 @@ type TaskError struct {
 }
 
 // Error implements error.
-func (e *TaskError) Error() string { return fmt.Sprintf("refengine: node %q failed: %v", e.Node, e.Err) }
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("refengine: node %q failed: %v", e.Node, e.Err)
+}
 
 // Unwrap returns the node's error.
 func (e *TaskError) Unwrap() error { return e.Err }

@@ -21,6 +21,7 @@ type runOpts struct {
 	// resuming is LangGraph's __pregel_resuming: nil when absent.
 	resuming  *bool
 	resumeMap map[string]any
+	newID     func(step int) string
 }
 
 // loop runs one graph in one namespace: LangGraph's PregelLoop.
@@ -99,7 +100,7 @@ func (l *loop) load(ctx context.Context) error {
 	tup, err := l.saver.GetTuple(ctx, l.config(l.loadID))
 	switch {
 	case errors.Is(err, spec.ErrNotFound) && l.loadID == "":
-		tup = &spec.Tuple{Checkpoint: spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(-2)}, Metadata: spec.Metadata{"step": int64(-2)}}
+		tup = &spec.Tuple{Checkpoint: spec.Checkpoint{V: 4, ID: l.opts.newID(-2)}, Metadata: spec.Metadata{"step": int64(-2)}}
 	case err != nil:
 		return fmt.Errorf("refengine: load checkpoint of thread %q ns %q: %w", l.opts.thread, l.ns, err)
 	default:
@@ -217,7 +218,7 @@ func (l *loop) putCheckpoint(ctx context.Context, source string, updated []strin
 		parents[k] = v
 	}
 	md := spec.Metadata{"source": source, "step": int64(l.step), "parents": parents}
-	cp, err := newCheckpoint(&l.cp, l.chans, l.step, updated)
+	cp, err := newCheckpoint(&l.cp, l.chans, l.opts.newID(l.step), updated)
 	if err != nil {
 		return nil, err
 	}

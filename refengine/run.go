@@ -45,6 +45,9 @@ type RunConfig struct {
 	// RecursionLimit caps the supersteps of a run (default
 	// DefaultRecursionLimit).
 	RecursionLimit int
+	// NewCheckpointID mints checkpoint IDs (default spec.NewCheckpointID).
+	// Tests use SequentialIDs to make whole traces reproducible.
+	NewCheckpointID func(step int) string
 }
 
 // Result is the outcome of an Invoke that did not fail.
@@ -75,7 +78,12 @@ func (g *Graph) runOptions(cfg RunConfig) (runOpts, error) {
 	default:
 		return runOpts{}, fmt.Errorf("refengine: %w: unknown durability %q", spec.ErrInvalidArgument, d)
 	}
-	return runOpts{thread: cfg.ThreadID, durability: d, deterministic: cfg.Deterministic, recursionLimit: cfg.RecursionLimit}, nil
+	newID := cfg.NewCheckpointID
+	if newID == nil {
+		newID = spec.NewCheckpointID
+	}
+	return runOpts{thread: cfg.ThreadID, durability: d, deterministic: cfg.Deterministic,
+		recursionLimit: cfg.RecursionLimit, newID: newID}, nil
 }
 
 // Invoke runs the graph on a thread. input is a State (new input), a

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/zeebo/xxh3"
 )
@@ -128,4 +130,31 @@ func formatUUID(b [16]byte) string {
 	s[23] = '-'
 	hex.Encode(s[24:36], b[10:16])
 	return string(s[:])
+}
+
+// SequentialIDs returns a checkpoint-ID generator for reproducible tests:
+// IDs in the layout of spec.NewCheckpointID (UUIDv6, clock sequence = step)
+// whose timestamps start at start and advance by one 100-ns tick per ID, and
+// whose random bits are zero. Two runs with generators built from the same
+// start mint the same IDs, hence the same task IDs. It is safe for
+// concurrent use.
+func SequentialIDs(start time.Time) func(step int) string {
+	var mu sync.Mutex
+	tick := uint64(start.UnixNano()/100) + 0x01B21DD213814000
+	return func(step int) string {
+		mu.Lock()
+		tick++
+		ts := tick & (1<<60 - 1)
+		mu.Unlock()
+		var b [16]byte
+		for i := range 6 {
+			b[i] = byte(ts >> (52 - 8*i))
+		}
+		b[6] = 0x60 | byte(ts>>8)&0x0f
+		b[7] = byte(ts)
+		seq := uint16(step) & 0x3fff
+		b[8] = 0x80 | byte(seq>>8)
+		b[9] = byte(seq)
+		return formatUUID(b)
+	}
 }

@@ -3,6 +3,9 @@ package refengine
 import (
 	"encoding/hex"
 	"testing"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/spec"
 
 	"github.com/zeebo/xxh3"
 )
@@ -78,5 +81,24 @@ func TestTaskPaths(t *testing.T) {
 	}
 	if got := pushPath(2); got != "~__pregel_push, 0000000002, 0000000000" {
 		t.Errorf("pushPath = %q", got)
+	}
+}
+
+func TestSequentialIDs(t *testing.T) {
+	start := time.Date(2025, 4, 2, 15, 20, 1, 0, time.UTC)
+	gen := SequentialIDs(start)
+	a, b := gen(-1), gen(0)
+	if a >= b {
+		t.Fatalf("IDs not increasing: %s, %s", a, b)
+	}
+	if a[19:23] != "bfff" || b[19:23] != "8000" {
+		t.Errorf("clock sequence does not carry the step: %s %s", a, b)
+	}
+	ts, ok := spec.CheckpointIDTime(a)
+	if !ok || ts.Sub(start) <= 0 || ts.Sub(start) > time.Microsecond {
+		t.Errorf("embedded time %v (ok=%v), want just after %v", ts, ok, start)
+	}
+	if again := SequentialIDs(start)(-1); again != a {
+		t.Errorf("not reproducible: %s vs %s", again, a)
 	}
 }

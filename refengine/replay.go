@@ -1,0 +1,161 @@
+package refengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// ReplayError reports the first call of a replayed trace whose outcome
+// differs from the recording.
+type ReplayError struct {
+	// Index is the position of the call in the trace.
+	Index  int
+	Method string
+	// Detail says what differed.
+	Detail string
+}
+
+// Error implements error.
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("refengine: replay call %d (%s): %s", e.Index, e.Method, e.Detail)
+}
+
+// Replay issues the recorded calls, in order, against s, and checks that
+// every call fails or succeeds as recorded and that every read (GetTuple,
+// List, the config Put returns) returns what was recorded. Values are
+// compared with spec.Equal, so a trace round-tripped through JSON still
+// matches. It returns a *ReplayError at the first difference.
+func Replay(ctx context.Context, s spec.Saver, calls []Call) error {
+	for i, c := range calls {
+		fail := func(format string, args ...any) error {
+			return &ReplayError{Index: i, Method: c.Method, Detail: fmt.Sprintf(format, args...)}
+		}
+		var err error
+		switch c.Method {
+		case MethodPut:
+			if c.Checkpoint == nil {
+				return fail("no checkpoint recorded")
+			}
+			var out spec.Config
+			out, err = s.Put(ctx, c.Config, *c.Checkpoint, c.Metadata, c.NewVersions)
+			if err == nil && c.Result != nil && out != *c.Result {
+				return fail("returned config %+v, recorded %+v", out, *c.Result)
+			}
+		case MethodPutWrites:
+			err = s.PutWrites(ctx, c.Config, c.Writes, c.TaskID, c.TaskPath)
+		case MethodGetTuple:
+			var tup *spec.Tuple
+			tup, err = s.GetTuple(ctx, c.Config)
+			if err == nil {
+				if c.Tuple == nil {
+					return fail("returned checkpoint %s, recorded none", tup.Config.CheckpointID)
+				}
+				if d := diffTuple(c.Tuple, tup); d != "" {
+					return fail("%s", d)
+				}
+			}
+		case MethodList:
+			if c.List == nil {
+				return fail("no list options recorded")
+			}
+			var got []*spec.Tuple
+			for tup, lerr := range s.List(ctx, *c.List) {
+				if lerr != nil {
+					err = lerr
+					break
+				}
+				got = append(got, tup)
+				if len(got) == len(c.Tuples) && c.Err == "" {
+					break // the recorded consumer may have stopped here
+				}
+			}
+			if err == nil {
+				if len(got) != len(c.Tuples) {
+					return fail("listed %d checkpoints, recorded %d", len(got), len(c.Tuples))
+				}
+				for j := range got {
+					if d := diffTuple(c.Tuples[j], got[j]); d != "" {
+						return fail("result %d: %s", j, d)
+					}
+				}
+			}
+		case MethodDeleteThread:
+			err = s.DeleteThread(ctx, c.ThreadID)
+		default:
+			return fail("unknown method")
+		}
+		switch {
+		case err == nil && c.Err != "":
+			return fail("succeeded, recorded error %q", c.Err)
+		case err != nil && c.Err == "":
+			return fail("failed: %v", err)
+		case err != nil && c.NotFound != errors.Is(err, spec.ErrNotFound):
+			return fail("error %v, recorded %q (not found: %v)", err, c.Err, c.NotFound)
+		}
+	}
+	return nil
+}
+
+// diffTuple describes the first difference between a recorded and a read
+// tuple, or returns "".
+func diffTuple(want, got *spec.Tuple) string {
+	switch {
+	case want.Config != got.Config:
+		return fmt.Sprintf("config %+v, recorded %+v", got.Config, want.Config)
+	case (want.Parent == nil) != (got.Parent == nil):
+		return fmt.Sprintf("parent %v, recorded %v", got.Parent, want.Parent)
+	case want.Parent != nil && *want.Parent != *got.Parent:
+		return fmt.Sprintf("parent %+v, recorded %+v", *got.Parent, *want.Parent)
+	}
+	if d := diffCheckpoint(&want.Checkpoint, &got.Checkpoint); d != "" {
+		return d
+	}
+	if !spec.Equal(map[string]any(want.Metadata), map[string]any(got.Metadata)) {
+		return fmt.Sprintf("metadata %v, recorded %v", got.Metadata, want.Metadata)
+	}
+	if len(want.PendingWrites) != len(got.PendingWrites) {
+		return fmt.Sprintf("%d pending writes %v, recorded %d %v", len(got.PendingWrites), got.PendingWrites, len(want.PendingWrites), want.PendingWrites)
+	}
+	for i, w := range want.PendingWrites {
+		g := got.PendingWrites[i]
+		if w.TaskID != g.TaskID || w.Channel != g.Channel || !spec.Equal(w.Value, g.Value) {
+			return fmt.Sprintf("pending write %d is %v, recorded %v", i, g, w)
+		}
+	}
+	return ""
+}
+
+func diffCheckpoint(want, got *spec.Checkpoint) string {
+	switch {
+	case want.ID != got.ID || want.V != got.V || want.TS != got.TS:
+		return fmt.Sprintf("checkpoint %s v%d ts %s, recorded %s v%d ts %s", got.ID, got.V, got.TS, want.ID, want.V, want.TS)
+	case !spec.Equal(anyMap(want.ChannelValues), anyMap(got.ChannelValues)):
+		return fmt.Sprintf("channel values %v, recorded %v", got.ChannelValues, want.ChannelValues)
+	case !maps.Equal(want.ChannelVersions, got.ChannelVersions) && (len(want.ChannelVersions) > 0 || len(got.ChannelVersions) > 0):
+		return fmt.Sprintf("channel versions %v, recorded %v", got.ChannelVersions, want.ChannelVersions)
+	case (want.UpdatedChannels == nil) != (got.UpdatedChannels == nil) || !slices.Equal(want.UpdatedChannels, got.UpdatedChannels):
+		return fmt.Sprintf("updated channels %#v, recorded %#v", got.UpdatedChannels, want.UpdatedChannels)
+	}
+	if len(want.VersionsSeen) != len(got.VersionsSeen) {
+		return fmt.Sprintf("versions seen %v, recorded %v", got.VersionsSeen, want.VersionsSeen)
+	}
+	for k, w := range want.VersionsSeen {
+		g, ok := got.VersionsSeen[k]
+		if !ok || (len(w) > 0 || len(g) > 0) && !maps.Equal(w, g) {
+			return fmt.Sprintf("versions seen[%s] %v, recorded %v", k, g, w)
+		}
+	}
+	return ""
+}
+
+func anyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
