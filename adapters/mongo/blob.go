@@ -1,0 +1,143 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// inlineMax is the largest encoded payload stored inside its document;
+// larger payloads go to the blobs collection in chunks of chunkSize bytes.
+// MongoDB rejects documents above 16 MiB, and a checkpoint document also
+// carries its metadata, so the margin is wide. Tests lower both.
+var (
+	inlineMax = 4 << 20
+	chunkSize = 4 << 20
+)
+
+// payload is an encoded value as stored in a document: inline in Data, or,
+// when large, as a reference to Chunks chunks of the blob Blob holding Size
+// bytes in all.
+type payload struct {
+	Data   []byte `bson:"d,omitempty"`
+	Blob   string `bson:"blob,omitempty"`
+	Chunks int    `bson:"chunks,omitempty"`
+	Size   int64  `bson:"size,omitempty"`
+}
+
+// blobDoc is one chunk of a large payload.
+type blobDoc struct {
+	ID     string `bson:"_id"`
+	Thread string `bson:"thread"`
+	Blob   string `bson:"blob"`
+	N      int    `bson:"n"`
+	Data   []byte `bson:"data"`
+}
+
+// chunker collects the chunks of the large payloads of one operation, so
+// they can be written before the documents that reference them.
+type chunker struct {
+	thread string
+	models []mongo.WriteModel
+}
+
+// payload returns how data is stored for the document ownerKey, queuing its
+// chunks when it is too large to inline.
+func (c *chunker) payload(ownerKey string, data []byte) payload {
+	if len(data) <= inlineMax {
+		return payload{Data: data}
+	}
+	id := blobID(ownerKey, data)
+	n := 0
+	for off := 0; off < len(data); off += chunkSize {
+		end := min(off+chunkSize, len(data))
+		d := blobDoc{ID: chunkKey(id, n), Thread: c.thread, Blob: id, N: n, Data: data[off:end]}
+		c.models = append(c.models, mongo.NewReplaceOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
+		n++
+	}
+	return payload{Blob: id, Chunks: n, Size: int64(len(data))}
+}
+
+// flush writes the queued chunks. Chunks are keyed by content, so writing
+// them again on a retry is harmless.
+func (c *chunker) flush(ctx context.Context, s *Saver) error {
+	if len(c.models) == 0 {
+		return nil
+	}
+	// One chunk per request keeps every command far below the 48 MB
+	// message limit whatever chunkSize is.
+	for _, m := range c.models {
+		err := retryDuplicates(ctx, func() error {
+			_, err := s.blobs.BulkWrite(ctx, []mongo.WriteModel{m})
+			return err
+		})
+		if err != nil {
+			return wrapErr(ctx, fmt.Sprintf("write blob chunks for thread %q", c.thread), err)
+		}
+	}
+	return nil
+}
+
+// load returns the bytes of p, reading its chunks one point lookup at a
+// time (an _id equality is the one query FerretDB's SQLite backend pushes
+// down).
+func (s *Saver) load(ctx context.Context, p payload) ([]byte, error) {
+	if p.Blob == "" {
+		return p.Data, nil
+	}
+	out := make([]byte, 0, p.Size)
+	for n := range p.Chunks {
+		var d blobDoc
+		err := s.blobs.FindOne(ctx, bson.D{{Key: "_id", Value: chunkKey(p.Blob, n)}}).Decode(&d)
+		if err != nil {
+			return nil, wrapErr(ctx, fmt.Sprintf("read chunk %d of blob %s", n, p.Blob), err)
+		}
+		out = append(out, d.Data...)
+	}
+	if int64(len(out)) != p.Size {
+		return nil, fmt.Errorf("mongo: blob %s: read %d bytes, want %d", p.Blob, len(out), p.Size)
+	}
+	return out, nil
+}
+
+// gcBlobs removes the chunks of thread that no stored document references
+// any more (left behind by Prune, DeleteForRuns or by replacing a large
+// value with another).
+func (s *Saver) gcBlobs(ctx context.Context, thread string) error {
+	live := map[string]bool{}
+	for _, q := range []struct {
+		coll  *mongo.Collection
+		field string
+	}{{s.values, "v"}, {s.writes, "v"}, {s.checkpoints, "cp"}, {s.checkpoints, "meta"}} {
+		cur, err := q.coll.Find(ctx,
+			bson.D{{Key: "thread", Value: thread}, {Key: q.field + ".blob", Value: bson.D{{Key: "$exists", Value: true}}}},
+			options.Find().SetProjection(bson.D{{Key: q.field + ".blob", Value: 1}}))
+		if err != nil {
+			return wrapErr(ctx, fmt.Sprintf("collect live blobs of thread %q", thread), err)
+		}
+		for cur.Next(ctx) {
+			v := cur.Current.Lookup(q.field, "blob")
+			if id, ok := v.StringValueOK(); ok {
+				live[id] = true
+			}
+		}
+		err = cur.Err()
+		_ = cur.Close(ctx)
+		if err != nil {
+			return wrapErr(ctx, fmt.Sprintf("collect live blobs of thread %q", thread), err)
+		}
+	}
+	ids := make(bson.A, 0, len(live))
+	for id := range live {
+		ids = append(ids, id)
+	}
+	_, err := s.blobs.DeleteMany(ctx, bson.D{{Key: "thread", Value: thread}, {Key: "blob", Value: bson.D{{Key: "$nin", Value: ids}}}})
+	if err != nil {
+		return wrapErr(ctx, fmt.Sprintf("delete unreferenced blobs of thread %q", thread), err)
+	}
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package mongo is checkpointkit's MongoDB checkpoint saver.
+package mongo

@@ -1,0 +1,32 @@
+package mongo
+
+import "github.com/checkpointkit/checkpointkit/spec"
+
+// Test hooks.
+
+// ListQuery exposes the filter and sort List sends to the server.
+var ListQuery = listQuery
+
+// NormalizeFilterForTest normalises a filter the way List does.
+func NormalizeFilterForTest(f spec.Metadata) spec.Metadata {
+	nf, err := spec.NormalizeFilter(f)
+	if err != nil {
+		panic(err)
+	}
+	return nf
+}
+
+// CheckpointKey exposes the _id of a checkpoint document.
+var CheckpointKey = checkpointKey
+
+// SetChunking sets the inline limit and chunk size of large payloads and
+// returns a function restoring the previous values. Tests using it must not
+// run in parallel.
+func SetChunking(inline, chunk int) (restore func()) {
+	oldInline, oldChunk := inlineMax, chunkSize
+	inlineMax, chunkSize = inline, chunk
+	return func() { inlineMax, chunkSize = oldInline, oldChunk }
+}
+
+// Canonical exposes the canonical encoding behind filter tokens.
+func Canonical(v any) []byte { return canonical(nil, v) }

@@ -1,0 +1,213 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// checkpointDoc is a document of the checkpoints collection.
+type checkpointDoc struct {
+	Key    string `bson:"_id"`
+	Thread string `bson:"thread"`
+	NS     string `bson:"ns"`
+	ID     string `bson:"id"`
+	// Parent is the parent checkpoint ID, "" for none.
+	Parent string `bson:"parent"`
+	// CP is the serde-encoded checkpoint without its channel values.
+	CP payload `bson:"cp"`
+	// Meta is the serde-encoded metadata: the exact, typed copy reads use.
+	Meta payload `bson:"meta"`
+	// Metadata is the same metadata as a readable BSON sub-document (keys
+	// escaped, see escapeKey). Reads and filters do not use it.
+	Metadata any `bson:"metadata"`
+	// MDX holds one filter token per top-level metadata entry; List
+	// filters and DeleteForRuns match on it in the server.
+	MDX [][]byte `bson:"mdx"`
+}
+
+// valueDoc is a document of the values collection: the value of one channel
+// at one version. Has is false when the channel had no value (it was
+// cleared).
+type valueDoc struct {
+	Key     string  `bson:"_id"`
+	Thread  string  `bson:"thread"`
+	NS      string  `bson:"ns"`
+	Channel string  `bson:"channel"`
+	Version string  `bson:"version"`
+	Has     bool    `bson:"has"`
+	V       payload `bson:"v"`
+}
+
+// writeDoc is a document of the writes collection.
+type writeDoc struct {
+	Key     string  `bson:"_id"`
+	Thread  string  `bson:"thread"`
+	NS      string  `bson:"ns"`
+	CID     string  `bson:"cid"`
+	Task    string  `bson:"task"`
+	Idx     int64   `bson:"idx"`
+	Channel string  `bson:"channel"`
+	Path    string  `bson:"path"`
+	V       payload `bson:"v"`
+}
+
+// encodeCheckpoint encodes everything of cp but its channel values.
+func (s *Saver) encodeCheckpoint(cp spec.Checkpoint) ([]byte, error) {
+	versions := make(map[string]any, len(cp.ChannelVersions))
+	for ch, v := range cp.ChannelVersions {
+		versions[ch] = string(v)
+	}
+	seen := make(map[string]any, len(cp.VersionsSeen))
+	for node, vs := range cp.VersionsSeen {
+		m := make(map[string]any, len(vs))
+		for ch, v := range vs {
+			m[ch] = string(v)
+		}
+		seen[node] = m
+	}
+	var updated any
+	if cp.UpdatedChannels != nil {
+		l := make([]any, len(cp.UpdatedChannels))
+		for i, ch := range cp.UpdatedChannels {
+			l[i] = ch
+		}
+		updated = l
+	}
+	return s.serde.Encode(map[string]any{
+		"v": int64(cp.V), "ts": cp.TS, "versions": versions, "seen": seen, "updated": updated,
+	})
+}
+
+// Put stores the values of the channels in newVersions, then the checkpoint
+// document, so the checkpoint becomes visible only once every value it
+// references is stored; no transaction is needed, and a retried Put
+// rewrites the same documents. See [spec.Saver.Put].
+func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
+	if err := ctx.Err(); err != nil {
+		return spec.Config{}, err
+	}
+	if err := spec.ValidatePut(cfg, cp); err != nil {
+		return spec.Config{}, err
+	}
+	thread, ns := cfg.ThreadID, cfg.CheckpointNS
+	fail := func(what string, err error) (spec.Config, error) {
+		return spec.Config{}, fmt.Errorf("mongo: put thread %q checkpoint %q: %s: %w", thread, cp.ID, what, err)
+	}
+	nmd, err := spec.NormalizeMetadata(md)
+	if err != nil {
+		return fail("metadata", err)
+	}
+	metaBytes, err := s.serde.Encode(map[string]any(nmd))
+	if err != nil {
+		return fail("metadata", err)
+	}
+	cpBytes, err := s.encodeCheckpoint(cp)
+	if err != nil {
+		return fail("checkpoint", err)
+	}
+
+	// Encode everything before writing anything: a bad value stores nothing.
+	ch := &chunker{thread: thread}
+	valueModels := make([]mongo.WriteModel, 0, len(newVersions))
+	for channel, version := range newVersions {
+		d := valueDoc{
+			Key: valueKey(thread, ns, channel, version), Thread: thread, NS: ns,
+			Channel: channel, Version: string(version),
+		}
+		if v, ok := cp.ChannelValues[channel]; ok {
+			data, err := s.serde.Encode(v)
+			if err != nil {
+				return fail(fmt.Sprintf("channel %q", channel), err)
+			}
+			d.Has = true
+			d.V = ch.payload(d.Key, data)
+		}
+		valueModels = append(valueModels, mongo.NewReplaceOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: d.Key}}).SetReplacement(d).SetUpsert(true))
+	}
+	key := checkpointKey(thread, ns, cp.ID)
+	doc := checkpointDoc{
+		Key: key, Thread: thread, NS: ns, ID: cp.ID, Parent: cfg.CheckpointID,
+		CP: ch.payload(key+"/cp", cpBytes), Meta: ch.payload(key+"/meta", metaBytes),
+		Metadata: bsonMetadata(nmd), MDX: metadataTokens(nmd),
+	}
+
+	if err := ch.flush(ctx, s); err != nil {
+		return spec.Config{}, err
+	}
+	if len(valueModels) > 0 {
+		err := retryDuplicates(ctx, func() error {
+			_, err := s.values.BulkWrite(ctx, valueModels, options.BulkWrite().SetOrdered(false))
+			return err
+		})
+		if err != nil {
+			return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
+		}
+	}
+	err = retryDuplicates(ctx, func() error {
+		_, err := s.checkpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, doc, options.Replace().SetUpsert(true))
+		return err
+	})
+	if err != nil {
+		return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID), err)
+	}
+	return spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// PutWrites stores the writes of task taskID against the checkpoint named
+// by cfg in one BulkWrite: regular writes are $setOnInsert upserts (the
+// first write of a key wins), special writes $set upserts (the last wins),
+// applied in order. An empty list is a no-op. See [spec.Saver.PutWrites].
+func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := spec.ValidatePutWrites(cfg); err != nil {
+		return err
+	}
+	thread, ns, cid := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+	ch := &chunker{thread: thread}
+	models := make([]mongo.WriteModel, 0, len(writes))
+	for i, w := range writes {
+		data, err := s.serde.Encode(w.Value)
+		if err != nil {
+			return fmt.Errorf("mongo: put writes thread %q checkpoint %q: write %d to %q: %w", thread, cid, i, w.Channel, err)
+		}
+		idx := spec.WriteIndex(w.Channel, i)
+		key := writeKey(thread, ns, cid, taskID, idx)
+		fields := bson.D{
+			{Key: "thread", Value: thread}, {Key: "ns", Value: ns}, {Key: "cid", Value: cid},
+			{Key: "task", Value: taskID}, {Key: "idx", Value: int64(idx)},
+			{Key: "channel", Value: w.Channel}, {Key: "path", Value: taskPath},
+			{Key: "v", Value: ch.payload(key, data)},
+		}
+		op := "$setOnInsert"
+		if idx < 0 {
+			op = "$set"
+		}
+		models = append(models, mongo.NewUpdateOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: key}}).
+			SetUpdate(bson.D{{Key: op, Value: fields}}).
+			SetUpsert(true))
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	if err := ch.flush(ctx, s); err != nil {
+		return err
+	}
+	err := retryDuplicates(ctx, func() error {
+		_, err := s.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+		return err
+	})
+	if err != nil {
+		return wrapErr(ctx, fmt.Sprintf("put writes thread %q checkpoint %q task %q", thread, cid, taskID), err)
+	}
+	return nil
+}
