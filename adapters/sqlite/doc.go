@@ -1,0 +1,85 @@
+// Package sqlite is a checkpointkit saver backed by SQLite, through
+// github.com/mattn/go-sqlite3 (cgo). It implements [spec.Saver] and every
+// optional capability: [spec.ThreadCopier], [spec.RunDeleter],
+// [spec.Pruner] and [spec.VersionGenerator].
+//
+// Use it when a graph runs in one process, or in a few on one machine, and
+// its history should survive restarts without running a database server;
+// [Open] a file path, or ":memory:" for a database that lives until Close.
+//
+// # Schema
+//
+// Three tables, all WITHOUT ROWID so that rows live in primary-key order:
+//
+//   - checkpoints (thread_id, checkpoint_ns, checkpoint_id) → parent ID,
+//     the checkpoint without its channel values (encoded with the serde),
+//     and the metadata as JSON text.
+//   - blobs (thread_id, checkpoint_ns, channel, version) → kind ('value' or
+//     'empty', the latter for a channel cleared at that version) and the
+//     encoded value. A value is stored once per version, not once per
+//     checkpoint: a long thread whose big channel rarely changes stores it
+//     rarely.
+//   - writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) →
+//     channel, encoded value, task path. idx is [spec.WriteIndex]. Regular
+//     writes are inserted with ON CONFLICT DO NOTHING (first wins), special
+//     ones with ON CONFLICT DO UPDATE (last wins): the rule lives in SQL,
+//     not in a read-then-write that two writers could interleave.
+//
+// Migration 2 adds the indexes the primary keys do not cover: checkpoint ID
+// descending over all threads, and per thread across namespaces, so that
+// every List order is an index walk; and json_extract(metadata,
+// '$.run_id') for DeleteForRuns. Getting the latest checkpoint, or one by
+// ID, and listing one thread and namespace with a limit, are primary-key
+// range seeks whose cost does not grow with history (see BENCHMARKS.md).
+//
+// Metadata is JSON so SQLite can filter on it, but written and read with
+// this package's own codec rather than encoding/json: integers stay int64
+// and floats stay float64 (1.0 is written "1.0"), exactly as
+// [spec.NormalizeMetadata] models them.
+//
+// # Migrations
+//
+// Numbered files embedded from migrations/ and recorded in the
+// checkpointkit_migrations table. [Open] and [New] apply the missing ones
+// inside one BEGIN IMMEDIATE transaction, so two processes opening the same
+// file at once apply each migration once (the second waits for the first's
+// write lock). A database migrated by a newer version of this package is
+// refused.
+//
+// # Concurrency
+//
+// A Saver is safe for concurrent use. Every write (Put, PutWrites, the
+// deletes, copy and prune) is one transaction started with BEGIN IMMEDIATE:
+// it takes SQLite's write lock up front, so it waits (busy timeout) instead
+// of failing with "database is locked" when it would otherwise have to
+// upgrade a read lock. Writers of one Saver also queue on an in-process
+// semaphore (honouring their context) so they do not spin in SQLite's busy
+// handler. Readers never block writers in WAL mode: GetTuple, and each List
+// page, run in one read transaction, so a checkpoint, its values and its
+// writes come from a single snapshot.
+//
+// List pages through the results with a keyset cursor (ID, thread,
+// namespace). Each page's rows are read and closed, and its values and
+// pending writes fetched with one query each, before the first tuple is
+// yielded; nothing stays open while the caller's loop body runs, so breaking
+// out early leaks nothing and the loop body may itself use the saver.
+//
+// A cancelled context interrupts the running statement and rolls the
+// transaction back; errors then satisfy errors.Is(err, ctx.Err()). Every
+// error names the operation and thread and wraps the driver's error.
+//
+// # DSN advice
+//
+// Open adds, unless the DSN sets them: _busy_timeout=5000 (see
+// [WithBusyTimeout]), _txlock=immediate and, for files, _journal_mode=WAL.
+// WAL lets readers run alongside the writer and is what you want for a
+// file. synchronous stays at SQLite's default (FULL); add
+// "_synchronous=NORMAL" for much faster commits that stay consistent but may
+// lose the last transactions on power loss. Keep the database on a local
+// disk: WAL needs shared memory, which network filesystems do not provide.
+//
+// In-memory databases are used through a single connection: ":memory:"
+// becomes a private shared-cache database held open until Close. With
+// [New], pass a handle opened with the same parameters, and call
+// SetMaxOpenConns(1) for an in-memory one.
+package sqlite

@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// queryPlan returns SQLite's EXPLAIN QUERY PLAN details for query, one line
+// per step.
+func queryPlan(t *testing.T, s *Saver, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", query, err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestQueryPlans checks that GetTuple and List read checkpoints through an
+// index in the order they return them: no full table scan and no sort step,
+// so a limited read costs the same whatever the history depth. It also
+// checks that values and writes are primary-key lookups.
+func TestQueryPlans(t *testing.T) {
+	s := openMemory(t)
+	type query struct {
+		name string
+		sql  string
+		args []any
+	}
+	queries := []query{
+		{"get latest", getLatestSQL, []any{"t", ""}},
+		{"get by id", getByIDSQL, []any{"t", "", "1"}},
+	}
+	for _, o := range []spec.ListOptions{
+		{ThreadID: "t", Limit: 10},
+		{ThreadID: "t", Before: "5"},
+		{ThreadID: "t", Filter: spec.Metadata{"source": "loop", "step": int64(3)}},
+		{ThreadID: "t", AllNamespaces: true},
+		{Namespace: ""},
+		{AllNamespaces: true, Before: "5"},
+	} {
+		f, _ := spec.NormalizeFilter(o.Filter)
+		lq := buildListQuery(o, f)
+		q1, a1 := lq.page(nil, 10)
+		q2, a2 := lq.page(&rowKey{"t", "", "5"}, 10)
+		queries = append(queries, query{"list first page " + q1, q1, a1}, query{"list next page " + q2, q2, a2})
+	}
+	for _, q := range queries {
+		plan := queryPlan(t, s, q.sql, q.args...)
+		for _, line := range strings.Split(plan, "\n") {
+			if strings.Contains(line, "TEMP B-TREE") ||
+				(strings.HasPrefix(line, "SCAN c") && !strings.Contains(line, "USING INDEX")) {
+				t.Errorf("%s:\nplan has %q:\n%s", q.name, line, plan)
+			}
+		}
+	}
+
+	blobs := queryPlan(t, s, `SELECT value FROM blobs WHERE kind = 'value' AND
+		(thread_id, checkpoint_ns, channel, version) IN (VALUES `+placeholders(2, 4)+`)`,
+		"t", "", "a", "1", "t", "", "b", "1")
+	if !strings.Contains(blobs, "SEARCH blobs USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND channel=? AND version=?)") {
+		t.Errorf("blob lookup is not a primary-key search:\n%s", blobs)
+	}
+	writes := queryPlan(t, s, `SELECT value FROM writes
+		WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (VALUES `+placeholders(2, 3)+`)`,
+		"t", "", "1", "t", "", "2")
+	if !strings.Contains(writes, "SEARCH writes USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)") {
+		t.Errorf("writes lookup is not a primary-key search:\n%s", writes)
+	}
+	runs := queryPlan(t, s, `SELECT 1 FROM checkpoints WHERE `+runIDExpr+` IN (?, ?)`, "a", "b")
+	if !strings.Contains(runs, "checkpoints_by_run_id") {
+		t.Errorf("run lookup does not use the run_id index:\n%s", runs)
+	}
+}
