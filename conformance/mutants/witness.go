@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -62,9 +64,46 @@ func describe(t *spec.Tuple, err error) string {
 	if t.Parent != nil {
 		parent = fmt.Sprintf("%+v", *t.Parent)
 	}
-	return fmt.Sprintf("config=%+v parent=%s values=%#v versions=%v seen=%v updated=%#v md=%#v writes=%#v",
-		t.Config, parent, t.Checkpoint.ChannelValues, t.Checkpoint.ChannelVersions,
-		t.Checkpoint.VersionsSeen, t.Checkpoint.UpdatedChannels, t.Metadata, t.PendingWrites)
+	writes := make([]string, len(t.PendingWrites))
+	for i, w := range t.PendingWrites {
+		writes[i] = w.TaskID + ":" + w.Channel + "=" + typed(w.Value)
+	}
+	return fmt.Sprintf("config=%+v parent=%s values=%s versions=%v seen=%v updated=%#v md=%s writes=%v",
+		t.Config, parent, typed(t.Checkpoint.ChannelValues), t.Checkpoint.ChannelVersions,
+		t.Checkpoint.VersionsSeen, t.Checkpoint.UpdatedChannels, typed(t.Metadata), writes)
+}
+
+// typed prints a plain value with the Go type of every scalar and nil
+// collections marked, so that int64(1) and float64(1) print differently.
+func typed(v any) string {
+	switch x := v.(type) {
+	case spec.Metadata:
+		if x == nil {
+			return "Metadata(nil)"
+		}
+		return typed(map[string]any(x))
+	case map[string]any:
+		if x == nil {
+			return "map(nil)"
+		}
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, strconv.Quote(k)+":"+typed(x[k]))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []any:
+		if x == nil {
+			return "list(nil)"
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = typed(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case nil:
+		return "nil"
+	}
+	return fmt.Sprintf("%T(%#v)", v, v)
 }
 
 // get describes GetTuple of (thread, ns, id).
@@ -81,7 +120,7 @@ func writesOf(ctx context.Context, s spec.Saver, thread, ns, id string) []string
 	}
 	out := []string{}
 	for _, w := range t.PendingWrites {
-		out = append(out, fmt.Sprintf("%s:%s=%v", w.TaskID, w.Channel, w.Value))
+		out = append(out, w.TaskID+":"+w.Channel+"="+typed(w.Value))
 	}
 	return out
 }

@@ -1,0 +1,111 @@
+package mutants
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/adapters/memory"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// specRuleIDs returns the rule IDs defined in SPEC.md.
+func specRuleIDs() map[string]bool {
+	re := regexp.MustCompile(`(?m)^- \*\*([A-Z]+(?:-[A-Z]+)*-[0-9]+)\*\*`)
+	out := map[string]bool{}
+	for _, m := range re.FindAllStringSubmatch(spec.SpecMarkdown, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+func TestRegistry(t *testing.T) {
+	all := All()
+	if len(all) < 35 {
+		t.Errorf("%d mutants registered, want at least 35", len(all))
+	}
+	rules := specRuleIDs()
+	if len(rules) == 0 {
+		t.Fatal("no rule IDs found in spec.SpecMarkdown")
+	}
+	for _, m := range all {
+		if !rules[m.Rule] {
+			t.Errorf("mutant %s breaks rule %s, which SPEC.md does not define", m.Name, m.Rule)
+		}
+		got, ok := Lookup(m.Name)
+		if !ok || got.Name != m.Name {
+			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
+		}
+		if m.New() == nil {
+			t.Errorf("mutant %s: New returned nil", m.Name)
+		}
+	}
+	if _, ok := Lookup(ControlName); ok {
+		t.Errorf("a mutant is called %q", ControlName)
+	}
+}
+
+func TestRegisterRejectsBadEntries(t *testing.T) {
+	ok := Mutant{Name: "x-ok", Rule: "PUT-1", Description: "d", New: func() spec.Saver { return memory.New() }}
+	for name, m := range map[string]Mutant{
+		"bad name":    {Name: "Bad Name", Rule: ok.Rule, Description: ok.Description, New: ok.New},
+		"control":     {Name: ControlName, Rule: ok.Rule, Description: ok.Description, New: ok.New},
+		"bad rule":    {Name: ok.Name, Rule: "put-1", Description: ok.Description, New: ok.New},
+		"no New":      {Name: ok.Name, Rule: ok.Rule, Description: ok.Description},
+		"no text":     {Name: ok.Name, Rule: ok.Rule, New: ok.New},
+		"duplicate":   All()[0],
+		"empty entry": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("register(%+v) did not panic", m)
+				}
+			}()
+			register(m)
+		})
+	}
+}
+
+// TestMutantsDeviate runs each mutant's witness scenario against the
+// mutant and against the memory adapter, and requires different
+// observations: a mutant that behaves like the adapter on its own scenario
+// has stopped breaking its rule.
+func TestMutantsDeviate(t *testing.T) {
+	for _, m := range All() {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			if m.Witness == nil {
+				t.Skipf("%s has no witness scenario (it breaks %s only under concurrency)", m.Name, m.Rule)
+			}
+			ctx := context.Background()
+			want := m.Witness(ctx, memory.New())
+			got := m.Witness(ctx, m.New())
+			if reflect.DeepEqual(got, want) {
+				t.Errorf("%s (%s) behaves like the memory adapter on its witness scenario:\n%v", m.Name, m.Rule, show(got))
+			} else {
+				t.Logf("memory: %v\nmutant: %v", show(want), show(got))
+			}
+		})
+	}
+}
+
+func show(v any) string { return fmt.Sprintf("%#v", v) }
+
+// TestWrapperForwards checks that a Wrapper without hooks behaves exactly
+// like the memory adapter on every witness scenario.
+func TestWrapperForwards(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range All() {
+		if m.Witness == nil {
+			continue
+		}
+		want := m.Witness(ctx, memory.New())
+		got := m.Witness(ctx, wrap())
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s scenario: plain wrapper %v, memory %v", m.Name, show(got), show(want))
+		}
+	}
+}
