@@ -27,11 +27,15 @@ func contextMutant(swap func(ctx context.Context) context.Context) func() spec.S
 			return in.PutWrites(swap(ctx), cfg, ws, task, path)
 		}
 		w.OnGetTuple = func(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) { return in.GetTuple(swap(ctx), cfg) }
-		w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] { return in.List(swap(ctx), o) }
+		w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+			return in.List(swap(ctx), o)
+		}
 		w.OnDeleteThread = func(ctx context.Context, th string) error { return in.DeleteThread(swap(ctx), th) }
 		w.OnCopyThread = func(ctx context.Context, src, dst string) error { return in.CopyThread(swap(ctx), src, dst) }
 		w.OnDeleteForRuns = func(ctx context.Context, runs []string) error { return in.DeleteForRuns(swap(ctx), runs) }
-		w.OnPrune = func(ctx context.Context, ths []string, s spec.PruneStrategy) error { return in.Prune(swap(ctx), ths, s) }
+		w.OnPrune = func(ctx context.Context, ths []string, s spec.PruneStrategy) error {
+			return in.Prune(swap(ctx), ths, s)
+		}
 		return w
 	}
 }
