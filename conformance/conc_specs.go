@@ -1,0 +1,163 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+const (
+	concWorkers = 8
+	concSteps   = 12
+)
+
+// concCP is checkpoint step j of worker w: its values, metadata and writes
+// are all derived from (w, j), so a reader can check a tuple on its own.
+func concCP(w, j int) (spec.Checkpoint, spec.Metadata, spec.Versions, []spec.Write) {
+	id := fmt.Sprintf("w%02d-%03d", w, j)
+	vals := map[string]any{}
+	vers := spec.Versions{}
+	for c := range 4 {
+		ch := fmt.Sprintf("ch%d", c)
+		vals[ch] = fmt.Sprintf("%s/%s", id, ch)
+		vers[ch] = spec.Version(id)
+	}
+	return cpOf(id, vals, vers), spec.Metadata{"id": id, "step": j}, vers, []spec.Write{{Channel: "w", Value: id}, {Channel: spec.InterruptChannel, Value: id}}
+}
+
+// checkWhole returns an error unless t is a complete concCP checkpoint.
+func checkWhole(t *spec.Tuple) error {
+	id := t.Config.CheckpointID
+	if t.Metadata["id"] != id {
+		return fmt.Errorf("checkpoint %s: metadata %v", id, t.Metadata)
+	}
+	if len(t.Checkpoint.ChannelValues) != 4 {
+		return fmt.Errorf("checkpoint %s: torn, %d of 4 channel values visible", id, len(t.Checkpoint.ChannelValues))
+	}
+	for ch, v := range t.Checkpoint.ChannelValues {
+		if v != id+"/"+ch {
+			return fmt.Errorf("checkpoint %s: channel %s holds %v", id, ch, v)
+		}
+	}
+	return nil
+}
+
+// runWorkers runs fn(w) on concWorkers goroutines and returns their errors
+// joined.
+func runWorkers(fn func(w int) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, concWorkers)
+	for w := range concWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = fn(w)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// writeChain puts concSteps chained checkpoints of worker w in thread th,
+// each followed by its writes.
+func writeChain(ctx context.Context, s spec.Saver, th string, w int) error {
+	parent := ""
+	for j := range concSteps {
+		cp, m, nv, ws := concCP(w, j)
+		cfg, err := s.Put(ctx, spec.Config{ThreadID: th, CheckpointID: parent}, cp, m, nv)
+		if err != nil {
+			return err
+		}
+		if err := s.PutWrites(ctx, cfg, ws, "task", ""); err != nil {
+			return err
+		}
+		parent = cp.ID
+	}
+	return nil
+}
+
+// concSpecs covers concurrency (CONC-*).
+func concSpecs(e *env) {
+	g.Describe("Concurrency", func() {
+		expectAll := func(ctx context.Context, thread func(w int) string) {
+			g.GinkgoHelper()
+			for w := range concWorkers {
+				for j := range concSteps {
+					cp, _, _, ws := concCP(w, j)
+					t := e.get(ctx, thread(w), "", cp.ID)
+					Expect(checkWhole(t)).To(Succeed())
+					Expect(t.PendingWrites).To(Equal([]spec.PendingWrite{pw("task", ws[1].Channel, ws[1].Value), pw("task", ws[0].Channel, ws[0].Value)}))
+				}
+			}
+		}
+
+		check("[CONC-1] loses nothing when goroutines put and write to distinct threads", lConc, func(ctx context.Context) {
+			th := func(w int) string { return fmt.Sprintf("thread-%d", w) }
+			Expect(runWorkers(func(w int) error { return writeChain(ctx, e.s, th(w), w) })).To(Succeed())
+			Expect(e.list(ctx, spec.ListOptions{})).To(HaveLen(concWorkers * concSteps))
+			expectAll(ctx, th)
+		})
+
+		check("[CONC-2] loses nothing when goroutines put and write to one thread", lConc, func(ctx context.Context) {
+			th := func(int) string { return "shared" }
+			shared := e.put(ctx, "shared", "", "", "w99", nil)
+			Expect(runWorkers(func(w int) error {
+				if err := writeChain(ctx, e.s, "shared", w); err != nil {
+					return err
+				}
+				// Every worker also writes to one common checkpoint.
+				return e.s.PutWrites(ctx, shared, []spec.Write{{Channel: "c", Value: w}}, fmt.Sprintf("task-%02d", w), "")
+			})).To(Succeed())
+			Expect(e.list(ctx, spec.ListOptions{ThreadID: "shared"})).To(HaveLen(concWorkers*concSteps + 1))
+			expectAll(ctx, th)
+			Expect(e.get(ctx, "shared", "", "w99").PendingWrites).To(HaveLen(concWorkers))
+		})
+
+		check("[CONC-3] never shows a torn checkpoint to concurrent readers", lConc, func(ctx context.Context) {
+			var writing atomic.Int32
+			writing.Store(concWorkers / 2)
+			var seen atomic.Int64
+			read := func() error {
+				for {
+					done := writing.Load() == 0
+					t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "shared"})
+					if err == nil {
+						seen.Add(1)
+						if err := checkWhole(t); err != nil {
+							return err
+						}
+					} else if !errors.Is(err, spec.ErrNotFound) {
+						return err
+					}
+					for t, err := range e.s.List(ctx, spec.ListOptions{ThreadID: "shared", Limit: 5}) {
+						if err != nil {
+							return err
+						}
+						seen.Add(1)
+						if err := checkWhole(t); err != nil {
+							return err
+						}
+					}
+					if done {
+						return nil
+					}
+				}
+			}
+			Expect(runWorkers(func(w int) error {
+				if w%2 == 1 {
+					return read()
+				}
+				defer writing.Add(-1)
+				return writeChain(ctx, e.s, "shared", w)
+			})).To(Succeed())
+			Expect(seen.Load()).To(BeNumerically(">", 0))
+		})
+	})
+}

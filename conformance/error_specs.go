@@ -1,0 +1,183 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// errorSpecs covers invalid input (ERR-*).
+func errorSpecs(e *env) {
+	g.Describe("Errors", func() {
+		check("[ERR-1] rejects Put with an empty thread ID or checkpoint ID and stores nothing", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			_, err := e.s.Put(ctx, spec.Config{CheckpointNS: "", CheckpointID: "1"}, cpOf("9", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
+			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty thread ID")
+			_, err = e.s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
+			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty checkpoint ID")
+			_, err = e.s.Put(ctx, spec.Config{ThreadID: "t", CheckpointID: "3"}, cpOf("", nil, nil), nil, nil)
+			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty checkpoint ID with a parent")
+			e.expectSnapshot(ctx, before)
+			// The rejected value c@9 must not have been stored either.
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cpOf("9", nil, spec.Versions{"c": "9"}), nil, nil)
+			expectSame(e.get(ctx, "t", "", "9").Checkpoint.ChannelValues, map[string]any{}, "values of a rejected Put")
+		})
+
+		check("[ERR-2] rejects PutWrites with an empty thread ID or checkpoint ID and stores nothing", lErrors, func(ctx context.Context) {
+			e.put(ctx, "t", "", "", "1", nil)
+			ws := []spec.Write{{Channel: "a", Value: 1}, {Channel: spec.InterruptChannel, Value: 2}}
+			Expect(e.s.PutWrites(ctx, spec.Config{CheckpointID: "1"}, ws, "task", "")).To(MatchError(spec.ErrInvalidConfig))
+			Expect(e.s.PutWrites(ctx, spec.Config{ThreadID: "t"}, ws, "task", "")).To(MatchError(spec.ErrInvalidConfig))
+			Expect(e.get(ctx, "t", "", "1").PendingWrites).To(BeEmpty())
+		})
+
+		check("[ERR-3] rejects GetTuple and DeleteThread with an empty thread ID", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			for _, id := range []string{"", "1"} {
+				t, err := e.s.GetTuple(ctx, spec.Config{CheckpointID: id})
+				Expect(err).To(MatchError(spec.ErrInvalidConfig))
+				Expect(t).To(BeNil())
+			}
+			Expect(e.s.DeleteThread(ctx, "")).To(MatchError(spec.ErrInvalidConfig))
+			e.expectSnapshot(ctx, before)
+		})
+
+		check("[ERR-4] rejects a negative limit with ErrInvalidArgument and an unsupported filter value with ErrUnsupportedValue", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			Expect(listErr(ctx, e.s, spec.ListOptions{Limit: -1})).To(MatchError(spec.ErrInvalidArgument))
+			Expect(listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Limit: -5})).To(MatchError(spec.ErrInvalidArgument))
+			for _, f := range []spec.Metadata{{"b": []byte("x")}, {"f": math.NaN()}, {"s": struct{}{}}, {"m": map[string]any{"c": make(chan int)}}} {
+				Expect(listErr(ctx, e.s, spec.ListOptions{Filter: f})).To(MatchError(spec.ErrUnsupportedValue), "filter %v", f)
+			}
+		})
+
+		check("[ERR-5] reports a List error as one nil tuple with the error, then stops", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			calls := 0
+			for t, err := range e.s.List(ctx, spec.ListOptions{Limit: -1}) {
+				calls++
+				Expect(t).To(BeNil())
+				Expect(err).To(HaveOccurred())
+			}
+			Expect(calls).To(Equal(1))
+			for t, err := range e.s.List(ctx, spec.ListOptions{AllNamespaces: true}) {
+				Expect(err).NotTo(HaveOccurred())
+				Expect(t).NotTo(BeNil())
+			}
+		})
+
+		check("[ERR-6] rejects CopyThread with an empty source or destination and copies nothing", lCopy, func(ctx context.Context) {
+			c := e.copier()
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			Expect(c.CopyThread(ctx, "", "dst")).To(MatchError(spec.ErrInvalidConfig))
+			Expect(c.CopyThread(ctx, "t", "")).To(MatchError(spec.ErrInvalidConfig))
+			e.expectSnapshot(ctx, before)
+		})
+
+		check("[ERR-7] rejects Prune with an empty thread ID or an unknown strategy and removes nothing", lPrune, func(ctx context.Context) {
+			p := e.pruner()
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			Expect(p.Prune(ctx, []string{"t", ""}, spec.DeleteAll)).To(MatchError(spec.ErrInvalidConfig))
+			Expect(p.Prune(ctx, []string{"", "t"}, spec.KeepLatest)).To(MatchError(spec.ErrInvalidConfig))
+			Expect(p.Prune(ctx, []string{"t"}, spec.PruneStrategy(7))).To(MatchError(spec.ErrInvalidArgument))
+			Expect(p.Prune(ctx, []string{"t"}, spec.PruneStrategy(-1))).To(MatchError(spec.ErrInvalidArgument))
+			e.expectSnapshot(ctx, before)
+		})
+	})
+}
+
+// callEvery calls every method of s (optional ones when implemented) with
+// ctx, on data that exists, and returns the errors by method name.
+func callEvery(ctx context.Context, s spec.Saver) map[string]error {
+	errs := map[string]error{}
+	_, errs["Put"] = s.Put(ctx, spec.Config{ThreadID: "t", CheckpointID: "3"}, cpOf("4", map[string]any{"c": "new"}, spec.Versions{"c": "4"}), nil, spec.Versions{"c": "4"})
+	errs["PutWrites"] = s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "3"}, []spec.Write{{Channel: "new", Value: 1}, {Channel: spec.ErrorChannel, Value: "new"}}, "task", "")
+	_, errs["GetTuple"] = s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+	_, errs["GetTuple(id)"] = s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"})
+	errs["List"] = listErr(ctx, s, spec.ListOptions{AllNamespaces: true})
+	errs["DeleteThread"] = s.DeleteThread(ctx, "t")
+	if c, ok := s.(spec.ThreadCopier); ok {
+		errs["CopyThread"] = c.CopyThread(ctx, "t", "copy")
+	}
+	if d, ok := s.(spec.RunDeleter); ok {
+		errs["DeleteForRuns"] = d.DeleteForRuns(ctx, []string{"run-1"})
+	}
+	if p, ok := s.(spec.Pruner); ok {
+		errs["Prune(KeepLatest)"] = p.Prune(ctx, []string{"t"}, spec.KeepLatest)
+		errs["Prune(DeleteAll)"] = p.Prune(ctx, []string{"t"}, spec.DeleteAll)
+	}
+	return errs
+}
+
+// ctxSpecs covers contexts and resources (CTX-*).
+func ctxSpecs(e *env) {
+	g.Describe("Contexts", func() {
+		check("[CTX-1][CTX-2] fails every method on a cancelled context with context.Canceled and changes nothing", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			for name, err := range callEvery(cctx, e.s) {
+				Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%s: got %v, want context.Canceled", name, err)
+			}
+			e.expectSnapshot(ctx, before)
+		})
+
+		check("[CTX-3][CTX-2] fails every method on an expired deadline with context.DeadlineExceeded and changes nothing", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			dctx, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+			defer cancel()
+			for name, err := range callEvery(dctx, e.s) {
+				Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "%s: got %v, want context.DeadlineExceeded", name, err)
+			}
+			e.expectSnapshot(ctx, before)
+		})
+
+		check("[CTX-4] releases resources when a List iteration stops early", lErrors, func(ctx context.Context) {
+			for i := range 20 {
+				e.put(ctx, "t", []string{"", "sub:1"}[i%2], "", string(rune('a'+i)), nil)
+			}
+			done := make(chan error, 1)
+			go func() { done <- breakEarlyThenUse(ctx, e.s) }()
+			var err error
+			Eventually(done).WithTimeout(10*time.Second).Should(Receive(&err), "the saver blocked after early breaks out of List")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true})).To(BeEmpty())
+		})
+	})
+}
+
+// breakEarlyThenUse stops many List iterations after their first result,
+// then writes, reads and deletes on the same thread.
+func breakEarlyThenUse(ctx context.Context, s spec.Saver) error {
+	for i := range 200 {
+		opts := spec.ListOptions{AllNamespaces: true, ThreadID: []string{"", "t"}[i%2]}
+		for _, err := range s.List(ctx, opts) {
+			if err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if _, err := s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("z", nil, nil), nil, nil); err != nil {
+		return err
+	}
+	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "z"}, []spec.Write{{Channel: "c", Value: 1}}, "task", ""); err != nil {
+		return err
+	}
+	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); err != nil {
+		return err
+	}
+	return s.DeleteThread(ctx, "t")
+}

@@ -1,0 +1,184 @@
+package conformance
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// Harness plugs a saver implementation into the suite.
+type Harness struct {
+	// Name identifies the saver in spec texts and in the report.
+	Name string
+	// New returns a saver over empty, isolated storage and a cleanup func
+	// (nil allowed). The suite calls it once per spec, and once per
+	// sequence (including shrinking replays) in the model-based specs.
+	New func(ctx context.Context) (spec.Saver, func(), error)
+	// Skip maps a rule ID (e.g. "LIST-FILTER-3") or a capability label (e.g.
+	// "prune") to the reason it is skipped; the reason appears in the report.
+	Skip map[string]string
+}
+
+// extraGroups are further spec groups registered by other files of this
+// package (the reference-engine specs append to it from an init func). Each
+// is called inside the harness container, so the harness's Skip map and the
+// report cover its specs too.
+var extraGroups []func(Harness)
+
+// specTimeout bounds every spec, so that a saver that deadlocks (for example
+// one that never releases a lock after an early break out of List) fails a
+// spec instead of hanging the suite.
+const specTimeout = 60 * time.Second
+
+var (
+	registryMu sync.Mutex
+	registered []string // harness names, in registration order
+	reportOnce sync.Once
+)
+
+// containerText is the text of the top-level container of a harness.
+func containerText(name string) string { return "checkpointkit conformance: " + name }
+
+// Describe registers the whole suite for h as a Ginkgo container and
+// returns true, so it can be used as `var _ = conformance.Describe(h)` in an
+// existing Ginkgo suite. It also registers, once per process, the
+// ReportAfterSuite node that prints the capability report and writes it as
+// JSON when CHECKPOINTKIT_REPORT_JSON (or -checkpointkit.report-json) is set.
+// Several harnesses may be registered in one suite; their names must differ.
+func Describe(h Harness) bool {
+	if h.Name == "" {
+		h.Name = "saver"
+	}
+	registryMu.Lock()
+	registered = append(registered, h.Name)
+	registryMu.Unlock()
+	reportOnce.Do(func() {
+		g.ReportAfterSuite("checkpointkit conformance report", afterSuite)
+	})
+
+	return g.Describe(containerText(h.Name), func() {
+		e := &env{h: h}
+		g.BeforeEach(func(ctx g.SpecContext) {
+			e.s = nil
+			e.skipIfAsked()
+			s, cleanup, err := h.New(ctx)
+			Expect(err).NotTo(HaveOccurred(), "Harness.New")
+			Expect(s).NotTo(BeNil(), "Harness.New returned a nil saver")
+			if cleanup != nil {
+				g.DeferCleanup(cleanup)
+			}
+			e.s = s
+		}, g.NodeTimeout(specTimeout))
+
+		putSpecs(e)
+		valueSpecs(e)
+		nsSpecs(e)
+		writesSpecs(e)
+		getSpecs(e)
+		listSpecs(e)
+		listTableSpecs(e)
+		deleteSpecs(e)
+		copySpecs(e)
+		runsSpecs(e)
+		pruneSpecs(e)
+		versionSpecs(e)
+		errorSpecs(e)
+		ctxSpecs(e)
+		concSpecs(e)
+		modelSpecs(e)
+		for _, group := range extraGroups {
+			group(h)
+		}
+	})
+}
+
+// Run registers the suite for h and runs it with Ginkgo inside a plain Go
+// test. Ginkgo's flags work through go test, e.g.
+// -ginkgo.label-filter=list or -ginkgo.junit-report=out.xml.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	Describe(h)
+	RegisterFailHandler(g.Fail)
+	g.RunSpecs(t, "checkpointkit conformance: "+h.Name)
+}
+
+// env is the per-harness state shared by the specs of one container.
+type env struct {
+	h Harness
+	s spec.Saver // fresh for every spec
+}
+
+// skipIfAsked skips the current spec when the harness's Skip map names one
+// of its rule IDs or labels.
+func (e *env) skipIfAsked() {
+	if len(e.h.Skip) == 0 {
+		return
+	}
+	r := g.CurrentSpecReport()
+	keys := append(ruleIDsIn(r.LeafNodeText), r.Labels()...)
+	for _, k := range keys {
+		if reason, ok := e.h.Skip[k]; ok {
+			g.Skip(skipPrefix + k + ": " + reason)
+		}
+	}
+}
+
+// Messages that let the report tell an explicit skip from a missing optional
+// capability.
+const (
+	skipPrefix         = "skipped by harness: "
+	notSupportedPrefix = "not supported: "
+)
+
+// check registers one spec. text must cite its rule IDs ("[PUT-1] ...");
+// labels carries its capability label. The body gets the spec's context,
+// which is cancelled when the spec times out.
+func check(text string, labels g.Labels, body func(ctx context.Context)) bool {
+	return g.It(text, labels, g.SpecTimeout(specTimeout), func(ctx g.SpecContext) {
+		body(ctx)
+	})
+}
+
+// notSupported skips the current spec because the saver lacks an optional
+// capability.
+func notSupported(iface string) {
+	g.Skip(notSupportedPrefix + "saver does not implement spec." + iface)
+}
+
+func (e *env) copier() spec.ThreadCopier {
+	c, ok := e.s.(spec.ThreadCopier)
+	if !ok {
+		notSupported("ThreadCopier")
+	}
+	return c
+}
+
+func (e *env) runDeleter() spec.RunDeleter {
+	d, ok := e.s.(spec.RunDeleter)
+	if !ok {
+		notSupported("RunDeleter")
+	}
+	return d
+}
+
+func (e *env) pruner() spec.Pruner {
+	p, ok := e.s.(spec.Pruner)
+	if !ok {
+		notSupported("Pruner")
+	}
+	return p
+}
+
+func (e *env) versioner() spec.VersionGenerator {
+	v, ok := e.s.(spec.VersionGenerator)
+	if !ok {
+		notSupported("VersionGenerator")
+	}
+	return v
+}

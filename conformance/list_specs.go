@@ -1,0 +1,246 @@
+package conformance
+
+import (
+	"context"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// k is a checkpoint key in expectations.
+func k(thread, ns, id string) string {
+	return keyString(spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
+}
+
+// listFixture stores checkpoints in two threads and two namespaces, with
+// IDs that interleave and collide across them.
+func (e *env) listFixture(ctx context.Context) {
+	g.GinkgoHelper()
+	for _, c := range [][3]string{
+		{"a", "", "01"}, {"a", "", "05"}, {"a", "", "03"},
+		{"a", "s:1", "03"}, {"a", "s:1", "02"},
+		{"b", "", "04"}, {"b", "", "03"},
+		{"b", "s:1", "06"},
+	} {
+		e.put(ctx, c[0], c[1], "", c[2], md("key", c[0]+"/"+c[1]+"/"+c[2]))
+	}
+}
+
+// filterFixture stores, in thread "f", checkpoints whose metadata exercise
+// every filter rule.
+func (e *env) filterFixture(ctx context.Context) {
+	g.GinkgoHelper()
+	mds := []spec.Metadata{
+		{"source": "input", "step": 1, "score": 1, "flag": true, "nested": map[string]any{"a": 1, "b": map[string]any{"c": "x"}}, "tags": []any{"x", "y"}, "a.b": "dot", "n": nil, "str": "Hello"},
+		{"source": "loop", "step": 2, "score": 1.0, "flag": 1, "nested": map[string]any{"a": 1}, "tags": []any{"y", "x"}, "a": map[string]any{"b": "dot"}, "str": "hello"},
+		{"source": "loop", "step": 3, "score": "1", "flag": false, "nested": map[string]any{"b": map[string]any{"c": "x"}, "a": 1.0}, "tags": []any{"x"}, "str": "Hello world", "$k'\"%": "lit"},
+		{},
+		{"n": "null", "flag": 0, "str": "Hell_"},
+		{"z": "\x00abc"},
+	}
+	for i, m := range mds {
+		e.put(ctx, "f", "", "", "c"+string(rune('1'+i)), m)
+	}
+}
+
+// listSpecs covers List with hand-written cases (LIST-*); listTableSpecs
+// adds the generated matrix.
+func listSpecs(e *env) {
+	g.Describe("List", func() {
+		keys := func(ctx context.Context, opts spec.ListOptions) []string {
+			g.GinkgoHelper()
+			return keysOf(e.list(ctx, opts))
+		}
+		ids := func(ctx context.Context, f spec.Metadata) []string {
+			g.GinkgoHelper()
+			return idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: f}))
+		}
+
+		check("[LIST-SCOPE-1] lists every thread for an empty thread ID and one thread otherwise", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{})).To(Equal([]string{k("a", "", "05"), k("b", "", "04"), k("a", "", "03"), k("b", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{k("a", "", "05"), k("a", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "c"})).To(BeEmpty())
+		})
+
+		check("[LIST-SCOPE-2] lists every namespace with AllNamespaces", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", AllNamespaces: true, Namespace: "ignored"})).To(Equal([]string{
+				k("a", "", "05"), k("a", "", "03"), k("a", "s:1", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
+		})
+
+		check("[LIST-SCOPE-3] lists exactly the given namespace, the root only for \"\"", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			e.put(ctx, "a", "child:2", "", "07", nil)
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{k("a", "", "05"), k("a", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1"})).To(Equal([]string{k("a", "s:1", "03"), k("a", "s:1", "02")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s"})).To(BeEmpty())
+		})
+
+		check("[LIST-SCOPE-4] keeps only the given checkpoint ID, in every thread and namespace in scope", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", AllNamespaces: true})).To(Equal([]string{k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03")}))
+			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", ThreadID: "b"})).To(Equal([]string{k("b", "", "03")}))
+			Expect(keys(ctx, spec.ListOptions{CheckpointID: "0", AllNamespaces: true})).To(BeEmpty())
+		})
+
+		check("[LIST-SCOPE-5] returns full tuples, equal to GetTuple's", lList, func(ctx context.Context) {
+			c1 := e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "s:1"}, cpOf("1", map[string]any{"a": "x", "b": []any{}}, spec.Versions{"a": "1", "b": "1"}), md("source", "input"), spec.Versions{"a": "1", "b": "1"})
+			c2 := e.putCP(ctx, c1, cpOf("2", map[string]any{"a": "y"}, spec.Versions{"a": "2", "b": "1"}), md("source", "loop"), spec.Versions{"a": "2"})
+			e.writes(ctx, c1, "task", spec.Write{Channel: "w", Value: 1}, spec.Write{Channel: spec.InterruptChannel, Value: map[string]any{"q": "?"}})
+			e.writes(ctx, c2, "task", spec.Write{Channel: "w", Value: 2})
+			listed := e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: "s:1"})
+			Expect(listed).To(HaveLen(2))
+			for _, t := range listed {
+				expectTuple(t, e.get(ctx, "t", "s:1", t.Config.CheckpointID))
+			}
+			Expect(listed[0].Parent).To(Equal(&c1))
+			Expect(listed[1].PendingWrites).To(HaveLen(2))
+		})
+
+		check("[LIST-ORDER-1] orders by checkpoint ID descending across threads and namespaces", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true})).To(Equal([]string{
+				k("b", "s:1", "06"), k("a", "", "05"), k("b", "", "04"), k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
+		})
+
+		check("[LIST-ORDER-2] orders equal IDs by thread, then namespace, ascending", lList, func(ctx context.Context) {
+			for _, th := range []string{"b", "a", "B", "ä"} {
+				for _, ns := range []string{"x", "", "X"} {
+					e.put(ctx, th, ns, "", "same", nil)
+				}
+			}
+			var want []string
+			for _, th := range []string{"B", "a", "b", "ä"} {
+				for _, ns := range []string{"", "X", "x"} {
+					want = append(want, k(th, ns, "same"))
+				}
+			}
+			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true})).To(Equal(want))
+		})
+
+		check("[LIST-ORDER-3][ID-4] orders IDs byte-wise, whatever their look or insertion order", lList, func(ctx context.Context) {
+			for _, id := range []string{"2", "10", "9", "1f0c-a", "1F0C-b", "é", "z"} {
+				e.put(ctx, "t", "", "", id, nil)
+			}
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "t"}))).To(Equal([]string{"é", "z", "9", "2", "1f0c-a", "1F0C-b", "10"}))
+			Expect(e.get(ctx, "t", "", "").Config.CheckpointID).To(Equal("é"))
+		})
+
+		check("[LIST-BEFORE-1] keeps only IDs strictly less than Before", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", AllNamespaces: true, Before: "03"})).To(Equal([]string{k("a", "s:1", "02"), k("a", "", "01")}))
+		})
+
+		check("[LIST-BEFORE-2] cuts globally across threads and namespaces", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			// "04" exists only in thread b, root namespace.
+			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true, Before: "04"})).To(Equal([]string{
+				k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1", Before: "05"})).To(Equal([]string{k("a", "s:1", "03"), k("a", "s:1", "02")}))
+		})
+
+		check("[LIST-BEFORE-3] accepts a Before that names no checkpoint", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "035"})).To(Equal([]string{k("a", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "0"})).To(BeEmpty())
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "~"})).To(HaveLen(3))
+		})
+
+		check("[LIST-BEFORE-4] applies no cut for an empty Before", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true, Before: ""})).To(HaveLen(8))
+		})
+
+		check("[LIST-FILTER-1] requires every filter key to match; an empty filter matches all", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			all := []string{"c6", "c5", "c4", "c3", "c2", "c1"}
+			Expect(ids(ctx, nil)).To(Equal(all))
+			Expect(ids(ctx, spec.Metadata{})).To(Equal(all))
+			Expect(ids(ctx, md("source", "loop"))).To(Equal([]string{"c3", "c2"}))
+			Expect(ids(ctx, md("source", "loop", "step", 2))).To(Equal([]string{"c2"}))
+			Expect(ids(ctx, md("source", "loop", "step", 99))).To(BeEmpty())
+			Expect(ids(ctx, md("missing", "x"))).To(BeEmpty())
+		})
+
+		check("[LIST-FILTER-2] treats filter keys as literal top-level keys", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("a.b", "dot"))).To(Equal([]string{"c1"}))
+			Expect(ids(ctx, md("nested.a", 1))).To(BeEmpty())
+			Expect(ids(ctx, md("$k'\"%", "lit"))).To(Equal([]string{"c3"}))
+			Expect(ids(ctx, md("$k'\"_", "lit"))).To(BeEmpty())
+		})
+
+		check("[LIST-FILTER-3] compares numbers by value", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("score", 1))).To(Equal([]string{"c2", "c1"}))
+			Expect(ids(ctx, md("score", 1.0))).To(Equal([]string{"c2", "c1"}))
+			Expect(ids(ctx, md("step", 2.0))).To(Equal([]string{"c2"}))
+			Expect(ids(ctx, md("step", 2.5))).To(BeEmpty())
+		})
+
+		check("[LIST-FILTER-4] never treats booleans as numbers", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("flag", true))).To(Equal([]string{"c1"}))
+			Expect(ids(ctx, md("flag", 1))).To(Equal([]string{"c2"}))
+			Expect(ids(ctx, md("flag", false))).To(Equal([]string{"c3"}))
+			Expect(ids(ctx, md("flag", 0))).To(Equal([]string{"c5"}))
+		})
+
+		check("[LIST-FILTER-5] compares strings exactly", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("str", "Hello"))).To(Equal([]string{"c1"}))
+			Expect(ids(ctx, md("str", "Hell_"))).To(Equal([]string{"c5"}))
+			Expect(ids(ctx, md("str", "Hell%"))).To(BeEmpty())
+			Expect(ids(ctx, md("str", "HELLO"))).To(BeEmpty())
+			Expect(ids(ctx, md("score", "1"))).To(Equal([]string{"c3"}))
+		})
+
+		check("[LIST-FILTER-6] matches nested maps only as wholes", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("nested", map[string]any{"a": 1}))).To(Equal([]string{"c2"}))
+			Expect(ids(ctx, md("nested", map[string]any{"b": map[string]any{"c": "x"}, "a": 1}))).To(Equal([]string{"c3", "c1"}))
+			Expect(ids(ctx, md("nested", map[string]any{"b": map[string]any{}}))).To(BeEmpty())
+			Expect(ids(ctx, md("a", map[string]any{"b": "dot"}))).To(Equal([]string{"c2"}))
+		})
+
+		check("[LIST-FILTER-7] matches lists element by element, in order", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("tags", []any{"x", "y"}))).To(Equal([]string{"c1"}))
+			Expect(ids(ctx, md("tags", []string{"y", "x"}))).To(Equal([]string{"c2"}))
+			Expect(ids(ctx, md("tags", []any{"x"}))).To(Equal([]string{"c3"}))
+			Expect(ids(ctx, md("tags", "x"))).To(BeEmpty())
+			Expect(ids(ctx, md("tags", []any{}))).To(BeEmpty())
+		})
+
+		check("[LIST-FILTER-8] matches a nil filter value only against a present null", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("n", nil))).To(Equal([]string{"c1"}))
+			Expect(ids(ctx, md("n", "null"))).To(Equal([]string{"c5"}))
+			Expect(ids(ctx, md("never", nil))).To(BeEmpty())
+		})
+
+		check("[LIST-FILTER-9] compares against metadata after NUL removal", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(ids(ctx, md("z", "abc"))).To(Equal([]string{"c6"}))
+			Expect(ids(ctx, md("z", "\x00abc"))).To(BeEmpty())
+		})
+
+		check("[LIST-LIMIT-1] keeps the first N results after filter and Before", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Limit: 1}))).To(Equal([]string{"c3"}))
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Before: "c3", Limit: 1}))).To(Equal([]string{"c2"}))
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: md("source", "input"), Limit: 1}))).To(Equal([]string{"c1"}))
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Before: "c5", Limit: 2}))).To(Equal([]string{"c4", "c3"}))
+		})
+
+		check("[LIST-LIMIT-2] treats 0 as no limit and returns everything under a large limit", lList, func(ctx context.Context) {
+			e.listFixture(ctx)
+			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true, Limit: 0})).To(HaveLen(8))
+			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true, Limit: 8})).To(HaveLen(8))
+			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true, Limit: 1000})).To(HaveLen(8))
+		})
+	})
+}

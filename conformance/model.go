@@ -1,0 +1,270 @@
+package conformance
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// model is a deliberately naive, obviously correct implementation of the
+// contract, used to compute expected results for the generated List table
+// and the random operation sequences. It favours plainness over speed:
+// every query scans everything. Values are kept normalised; callers never
+// share maps with it because every input is normalised on the way in and
+// every output is freshly built.
+type model struct {
+	cps    map[mkey]*mcp
+	values map[mval]mvalue
+	writes map[mwriteKey]spec.PendingWrite
+}
+
+type mkey struct{ thread, ns, id string }
+
+type mcp struct {
+	parent   string
+	cp       spec.Checkpoint // ChannelValues unused
+	metadata spec.Metadata
+}
+
+type mval struct {
+	thread, ns, channel string
+	version             spec.Version
+}
+
+type mvalue struct {
+	present bool
+	v       any
+}
+
+type mwriteKey struct {
+	mkey
+	task string
+	idx  int
+}
+
+func newModel() *model {
+	return &model{cps: map[mkey]*mcp{}, values: map[mval]mvalue{}, writes: map[mwriteKey]spec.PendingWrite{}}
+}
+
+// put mirrors Saver.Put for valid, normalisable input.
+func (m *model) put(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) {
+	for ch, ver := range nv {
+		v, ok := cp.ChannelValues[ch]
+		if ok {
+			v, _ = spec.Normalize(v)
+		}
+		m.values[mval{cfg.ThreadID, cfg.CheckpointNS, ch, ver}] = mvalue{present: ok, v: v}
+	}
+	nmd, _ := spec.NormalizeMetadata(md)
+	stored := spec.Checkpoint{V: cp.V, ID: cp.ID, TS: cp.TS, ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}}
+	for ch, ver := range cp.ChannelVersions {
+		stored.ChannelVersions[ch] = ver
+	}
+	m.cps[mkey{cfg.ThreadID, cfg.CheckpointNS, cp.ID}] = &mcp{parent: cfg.CheckpointID, cp: stored, metadata: nmd}
+}
+
+// putWrites mirrors Saver.PutWrites.
+func (m *model) putWrites(cfg spec.Config, writes []spec.Write, task string) {
+	for pos, w := range writes {
+		idx := pos
+		switch w.Channel {
+		case spec.ErrorChannel:
+			idx = -1
+		case spec.ScheduledChannel:
+			idx = -2
+		case spec.InterruptChannel:
+			idx = -3
+		case spec.ResumeChannel:
+			idx = -4
+		}
+		key := mwriteKey{mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}, task, idx}
+		if _, exists := m.writes[key]; exists && idx >= 0 {
+			continue
+		}
+		v, _ := spec.Normalize(w.Value)
+		m.writes[key] = spec.PendingWrite{TaskID: task, Channel: w.Channel, Value: v}
+	}
+}
+
+// tuple builds the tuple of an existing key.
+func (m *model) tuple(k mkey) *spec.Tuple {
+	c := m.cps[k]
+	t := &spec.Tuple{
+		Config:        spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: k.id},
+		Checkpoint:    spec.Checkpoint{V: c.cp.V, ID: c.cp.ID, TS: c.cp.TS, ChannelValues: map[string]any{}, ChannelVersions: spec.Versions{}},
+		Metadata:      spec.Metadata{},
+		PendingWrites: []spec.PendingWrite{},
+	}
+	for ch, ver := range c.cp.ChannelVersions {
+		t.Checkpoint.ChannelVersions[ch] = ver
+		if v, ok := m.values[mval{k.thread, k.ns, ch, ver}]; ok && v.present {
+			t.Checkpoint.ChannelValues[ch], _ = spec.Normalize(v.v) // a copy
+		}
+	}
+	for key, v := range c.metadata {
+		t.Metadata[key], _ = spec.Normalize(v)
+	}
+	if c.parent != "" {
+		t.Parent = &spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: c.parent}
+	}
+	var wks []mwriteKey
+	for wk := range m.writes {
+		if wk.mkey == k {
+			wks = append(wks, wk)
+		}
+	}
+	slices.SortFunc(wks, func(a, b mwriteKey) int {
+		return cmp.Or(cmp.Compare(a.task, b.task), cmp.Compare(a.idx, b.idx))
+	})
+	for _, wk := range wks {
+		w := m.writes[wk]
+		w.Value, _ = spec.Normalize(w.Value)
+		t.PendingWrites = append(t.PendingWrites, w)
+	}
+	return t
+}
+
+// get mirrors Saver.GetTuple; nil means ErrNotFound.
+func (m *model) get(cfg spec.Config) *spec.Tuple {
+	if cfg.CheckpointID != "" {
+		k := mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}
+		if m.cps[k] == nil {
+			return nil
+		}
+		return m.tuple(k)
+	}
+	var best *mkey
+	for k := range m.cps {
+		if k.thread == cfg.ThreadID && k.ns == cfg.CheckpointNS && (best == nil || k.id > best.id) {
+			best = &k
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return m.tuple(*best)
+}
+
+// list mirrors Saver.List for valid options, by filtering, sorting and
+// cutting the whole store.
+func (m *model) list(opts spec.ListOptions) []*spec.Tuple {
+	filter, _ := spec.NormalizeFilter(opts.Filter)
+	var keys []mkey
+	for k, c := range m.cps {
+		switch {
+		case opts.ThreadID != "" && k.thread != opts.ThreadID:
+		case !opts.AllNamespaces && k.ns != opts.Namespace:
+		case opts.CheckpointID != "" && k.id != opts.CheckpointID:
+		case opts.Before != "" && k.id >= opts.Before:
+		case !modelMatch(c.metadata, filter):
+		default:
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b mkey) int {
+		return cmp.Or(-cmp.Compare(a.id, b.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
+	})
+	if opts.Limit > 0 && len(keys) > opts.Limit {
+		keys = keys[:opts.Limit]
+	}
+	out := make([]*spec.Tuple, len(keys))
+	for i, k := range keys {
+		out[i] = m.tuple(k)
+	}
+	return out
+}
+
+// modelMatch is the filter rule: every filter key present with an equal
+// value (spec.Equal is JSON-value equality).
+func modelMatch(md, filter spec.Metadata) bool {
+	for key, want := range filter {
+		got, ok := md[key]
+		if !ok || !spec.Equal(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteThread mirrors Saver.DeleteThread.
+func (m *model) deleteThread(thread string) {
+	for k := range m.cps {
+		if k.thread == thread {
+			delete(m.cps, k)
+		}
+	}
+	for k := range m.values {
+		if k.thread == thread {
+			delete(m.values, k)
+		}
+	}
+	for k := range m.writes {
+		if k.thread == thread {
+			delete(m.writes, k)
+		}
+	}
+}
+
+// copyThread mirrors ThreadCopier.CopyThread into an empty destination.
+func (m *model) copyThread(src, dst string) {
+	for k, c := range m.cps {
+		if k.thread == src {
+			cc := *c
+			m.cps[mkey{dst, k.ns, k.id}] = &cc
+		}
+	}
+	for k, v := range m.values {
+		if k.thread == src {
+			k.thread = dst
+			m.values[k] = v
+		}
+	}
+	for k, w := range m.writes {
+		if k.thread == src {
+			k.thread = dst
+			m.writes[k] = w
+		}
+	}
+}
+
+// deleteForRuns mirrors RunDeleter.DeleteForRuns; values are kept.
+func (m *model) deleteForRuns(runs []string) {
+	for k, c := range m.cps {
+		if run, ok := c.metadata["run_id"].(string); ok && slices.Contains(runs, run) {
+			m.dropCheckpoint(k)
+		}
+	}
+}
+
+// dropCheckpoint removes one checkpoint and its writes.
+func (m *model) dropCheckpoint(k mkey) {
+	delete(m.cps, k)
+	for wk := range m.writes {
+		if wk.mkey == k {
+			delete(m.writes, wk)
+		}
+	}
+}
+
+// prune mirrors Pruner.Prune; KeepLatest keeps values (the observable rule
+// is only that kept checkpoints still read theirs).
+func (m *model) prune(threads []string, strategy spec.PruneStrategy) {
+	for _, th := range threads {
+		if strategy == spec.DeleteAll {
+			m.deleteThread(th)
+			continue
+		}
+		latest := map[string]string{}
+		for k := range m.cps {
+			if k.thread == th && k.id > latest[k.ns] {
+				latest[k.ns] = k.id
+			}
+		}
+		for k := range m.cps {
+			if k.thread == th && k.id != latest[k.ns] {
+				m.dropCheckpoint(k)
+			}
+		}
+	}
+}

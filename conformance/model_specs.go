@@ -1,0 +1,173 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	g "github.com/onsi/ginkgo/v2"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// DefaultSeed is the seed of the model-based random specs unless
+// -checkpointkit.seed or CHECKPOINTKIT_SEED says otherwise.
+const DefaultSeed uint64 = 20261122
+
+// seed returns the seed of this run.
+func seed() uint64 {
+	if *seedFlag != 0 {
+		return *seedFlag
+	}
+	if s := os.Getenv("CHECKPOINTKIT_SEED"); s != "" {
+		if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return v
+		}
+	}
+	return DefaultSeed
+}
+
+// Sizes of the random runs: sequences per spec and operations per sequence.
+const (
+	randSequences = 24
+	randOps       = 40
+	maxShrinkRuns = 400
+)
+
+// runSequence replays ops against a fresh saver from h and the model,
+// comparing every read and, after every write, the whole store. It returns
+// the index of the first divergent op and a description, or -1.
+func runSequence(ctx context.Context, h Harness, ops []op) (int, string) {
+	s, cleanup, err := h.New(ctx)
+	if err != nil {
+		return 0, "Harness.New: " + err.Error()
+	}
+	if cleanup != nil {
+		defer cleanup()
+	}
+	st := newGenState()
+	for i, o := range ops {
+		if d := step(ctx, s, st, o); d != "" {
+			return i, d
+		}
+	}
+	return -1, ""
+}
+
+// step runs one op on the saver and the model and describes any
+// divergence.
+func step(ctx context.Context, s spec.Saver, st *genState, o op) string {
+	var err error
+	switch o.kind {
+	case opPut:
+		var out spec.Config
+		out, err = s.Put(ctx, o.cfg, o.cp, o.md, o.nv)
+		if want := (spec.Config{ThreadID: o.cfg.ThreadID, CheckpointNS: o.cfg.CheckpointNS, CheckpointID: o.cp.ID}); err == nil && out != want {
+			return fmt.Sprintf("Put returned %+v, want %+v", out, want)
+		}
+	case opWrites:
+		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, "")
+	case opGet:
+		got, gerr := s.GetTuple(ctx, o.cfg)
+		want := st.m.get(o.cfg)
+		switch {
+		case want == nil && !errors.Is(gerr, spec.ErrNotFound):
+			return fmt.Sprintf("GetTuple: got (%v, %v), want ErrNotFound", got != nil, gerr)
+		case want != nil && gerr != nil:
+			return fmt.Sprintf("GetTuple: unexpected error %v, want %s", gerr, keyString(want.Config))
+		case want != nil:
+			if d := diffTuple(got, want); d != "" {
+				return "GetTuple: " + d
+			}
+		}
+		return ""
+	case opList:
+		got, lerr := collect(s.List(ctx, o.opts))
+		if lerr != nil {
+			return "List: unexpected error " + lerr.Error()
+		}
+		if d := compareLists(got, st.m.list(o.opts)); d != "" {
+			return "List: " + d
+		}
+		return ""
+	case opDelete:
+		err = s.DeleteThread(ctx, o.thread)
+	case opCopy:
+		err = s.(spec.ThreadCopier).CopyThread(ctx, o.thread, o.dst)
+	case opRuns:
+		err = s.(spec.RunDeleter).DeleteForRuns(ctx, o.runs)
+	case opPrune:
+		err = s.(spec.Pruner).Prune(ctx, o.threads, o.strategy)
+	}
+	if err != nil {
+		return "unexpected error: " + err.Error()
+	}
+	st.apply(o)
+	got, lerr := collect(s.List(ctx, spec.ListOptions{AllNamespaces: true}))
+	if lerr != nil {
+		return "List of everything: unexpected error " + lerr.Error()
+	}
+	if d := compareLists(got, st.m.list(spec.ListOptions{AllNamespaces: true})); d != "" {
+		return "store differs from the model after this op: " + d
+	}
+	return ""
+}
+
+// shrink returns a shorter sequence that still diverges, by greedily
+// removing chunks of ops while the sequence stays valid.
+func shrink(ctx context.Context, h Harness, ops []op) ([]op, int, string) {
+	at, why := runSequence(ctx, h, ops)
+	ops = ops[:at+1]
+	runs := 1
+	for chunk := len(ops) / 2; chunk >= 1; chunk /= 2 {
+		for i := 0; i+chunk <= len(ops) && runs < maxShrinkRuns; {
+			cand := append(append([]op{}, ops[:i]...), ops[i+chunk:]...)
+			if len(cand) == 0 || !validSequence(cand) {
+				i++
+				continue
+			}
+			runs++
+			if cat, cwhy := runSequence(ctx, h, cand); cat >= 0 {
+				ops, at, why = cand[:cat+1], cat, cwhy
+				continue
+			}
+			i++
+		}
+	}
+	return ops, at, why
+}
+
+// randomSpec registers one model-based random spec over the given
+// capabilities.
+func randomSpec(e *env, text string, labels g.Labels, c caps, need func()) {
+	check(text, labels, func(ctx context.Context) {
+		if need != nil {
+			need()
+		}
+		base := seed()
+		for n := range uint64(randSequences) {
+			sd := base + n
+			ops := genSequence(sd, randOps, c)
+			if at, _ := runSequence(ctx, e.h, ops); at < 0 {
+				continue
+			}
+			small, at, why := shrink(ctx, e.h, ops)
+			g.Fail(fmt.Sprintf("saver diverges from the model of the contract (seed %d, sequence %d; rerun with CHECKPOINTKIT_SEED=%d).\n"+
+				"Minimal reproduction (%d ops, shrunk from %d), on an empty saver s:\n%s"+
+				"op %d diverges: %s", base, n, sd, len(small), len(ops), reproduction(small), at, why))
+		}
+	})
+}
+
+// modelSpecs registers the model-based random specs.
+func modelSpecs(e *env) {
+	g.Describe("Model-based random sequences", func() {
+		randomSpec(e, "[PUT-1][PUT-4][PUT-5][PUT-6][PUT-7][PUT-11][ID-1][ID-2][ID-4][NS-1][NS-2][WRITES-1][WRITES-2][WRITES-3][WRITES-9][GET-1][GET-2][LIST-SCOPE-1][LIST-ORDER-1][LIST-BEFORE-2][LIST-FILTER-1][LIST-LIMIT-1][DELETE-1][DELETE-2][DELETE-3] random Put/PutWrites/GetTuple/List/DeleteThread sequences match the model",
+			lModel, caps{}, nil)
+		randomSpec(e, "[COPY-1][COPY-2][COPY-5] random sequences with CopyThread match the model", lCopy, caps{copy: true}, func() { e.copier() })
+		randomSpec(e, "[RUNS-1][RUNS-2] random sequences with DeleteForRuns match the model", lRuns, caps{runs: true}, func() { e.runDeleter() })
+		randomSpec(e, "[PRUNE-1][PRUNE-2][PRUNE-3] random sequences with Prune match the model", lPrune, caps{prune: true}, func() { e.pruner() })
+	})
+}

@@ -1,0 +1,63 @@
+package conformance
+
+import (
+	"context"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// nsSpecs covers namespaces (NS-*).
+func nsSpecs(e *env) {
+	g.Describe("Namespaces", func() {
+		check("[NS-1][WRITES-1] isolates checkpoints, writes and values of two namespaces sharing a checkpoint ID", lPut, func(ctx context.Context) {
+			for _, ns := range []string{"", "child:1"} {
+				cfg := e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: ns}, cpOf("same", map[string]any{"c": "value-" + ns}, spec.Versions{"c": "1"}), md("ns", ns), spec.Versions{"c": "1"})
+				e.writes(ctx, cfg, "task", spec.Write{Channel: "w", Value: "write-" + ns})
+			}
+			for _, ns := range []string{"", "child:1"} {
+				t := e.get(ctx, "t", ns, "same")
+				expectSame(t.Checkpoint.ChannelValues, map[string]any{"c": "value-" + ns}, "values in "+ns)
+				Expect(t.Metadata).To(HaveKeyWithValue("ns", ns))
+				Expect(t.PendingWrites).To(Equal([]spec.PendingWrite{pw("task", "w", "write-"+ns)}))
+				Expect(e.get(ctx, "t", ns, "").Config.CheckpointNS).To(Equal(ns))
+				listed := e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: ns})
+				Expect(keysOf(listed)).To(Equal([]string{keyString(spec.Config{ThreadID: "t", CheckpointNS: ns, CheckpointID: "same"})}))
+			}
+			e.expectMissing(ctx, "t", "other", "same")
+			e.expectMissing(ctx, "t", "other", "")
+		})
+
+		check("[NS-2] stores the same (channel, version) separately in each namespace", lPut, func(ctx context.Context) {
+			e.putValues(ctx, "t", "", "", "a1", map[string]any{"c": "root"}, spec.Versions{"c": "1"})
+			e.putValues(ctx, "t", "sub:1", "", "b1", map[string]any{"c": "sub"}, spec.Versions{"c": "1"})
+			// Each namespace references c@1 without storing it.
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "a1"}, cpOf("a2", nil, spec.Versions{"c": "1"}), nil, nil)
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "b1"}, cpOf("b2", nil, spec.Versions{"c": "1"}), nil, nil)
+			expectSame(e.get(ctx, "t", "", "a2").Checkpoint.ChannelValues, map[string]any{"c": "root"}, "root")
+			expectSame(e.get(ctx, "t", "sub:1", "b2").Checkpoint.ChannelValues, map[string]any{"c": "sub"}, "sub")
+			// A namespace that never stored c@1 reads no value.
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "other"}, cpOf("o1", nil, spec.Versions{"c": "1"}), nil, nil)
+			expectSame(e.get(ctx, "t", "other", "o1").Checkpoint.ChannelValues, map[string]any{}, "other")
+		})
+
+		check("[NS-3] stores full subgraph namespaces verbatim", lPut, func(ctx context.Context) {
+			full := "parent:1f2a|child:9b|3"
+			e.put(ctx, "t", full, "", "c1", nil)
+			Expect(e.get(ctx, "t", full, "").Config.CheckpointNS).To(Equal(full))
+			e.expectMissing(ctx, "t", spec.RecastNamespace(full), "")
+			e.expectMissing(ctx, "t", "parent:1f2a", "")
+			listed := e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true})
+			Expect(listed).To(HaveLen(1))
+			Expect(listed[0].Config.CheckpointNS).To(Equal(full))
+		})
+
+		check("[NS-4] round-trips the metadata parents map", lPut, func(ctx context.Context) {
+			parents := map[string]any{"": "root-id", "parent:1f2a": "p-id", "parent:1f2a|child:9b": "c-id"}
+			e.put(ctx, "t", "parent:1f2a|child:9b|grand:7", "", "c1", md("source", "loop", "step", 1, "parents", parents))
+			expectSame(e.get(ctx, "t", "parent:1f2a|child:9b|grand:7", "c1").Metadata["parents"], parents, "parents")
+		})
+	})
+}

@@ -1,0 +1,213 @@
+package conformance
+
+import (
+	"context"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// putSpecs covers identity (ID-*) and Put (PUT-*).
+func putSpecs(e *env) {
+	g.Describe("Put and identity", func() {
+		check("[PUT-1][ID-3] stores under (thread, namespace, cp.ID) and returns that config", lPut, func(ctx context.Context) {
+			cfg := spec.Config{ThreadID: "t1", CheckpointNS: "child:1", CheckpointID: "parent-id"}
+			out := e.putCP(ctx, cfg, cpOf("cp-7", nil, nil), nil, nil)
+			Expect(out).To(Equal(spec.Config{ThreadID: "t1", CheckpointNS: "child:1", CheckpointID: "cp-7"}))
+			t := e.get(ctx, "t1", "child:1", "cp-7")
+			Expect(t.Config).To(Equal(out))
+			Expect(t.Checkpoint.ID).To(Equal("cp-7"))
+			e.expectMissing(ctx, "t1", "child:1", "parent-id")
+			Expect(idsOf(e.list(ctx, spec.ListOptions{AllNamespaces: true}))).To(Equal([]string{"cp-7"}))
+		})
+
+		check("[ID-2] keeps adversarial thread IDs, namespaces and checkpoint IDs byte for byte", lPut, func(ctx context.Context) {
+			id := "id|1:%_'\"\\ ü\t"
+			for _, th := range oddThreads {
+				for _, ns := range oddNS {
+					out := e.put(ctx, th, ns, "p|%_", id, md("th", th, "ns", ns))
+					Expect(out).To(Equal(spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: id}))
+				}
+			}
+			for _, th := range oddThreads {
+				for _, ns := range oddNS {
+					t := e.get(ctx, th, ns, id)
+					Expect(t.Config).To(Equal(spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: id}))
+					Expect(t.Metadata).To(HaveKeyWithValue("th", th))
+					Expect(t.Metadata).To(HaveKeyWithValue("ns", ns))
+					Expect(t.Parent).To(Equal(&spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: "p|%_"}))
+					got := e.list(ctx, spec.ListOptions{ThreadID: th, Namespace: ns})
+					Expect(keysOf(got)).To(Equal([]string{keyString(t.Config)}), "wildcard-like characters must match literally")
+				}
+			}
+			// "%" and "_" are LIKE wildcards; they must not match other IDs.
+			e.put(ctx, "a_c", "", "", "x", nil)
+			e.put(ctx, "abc", "", "", "x", nil)
+			Expect(keysOf(e.list(ctx, spec.ListOptions{ThreadID: "a_c"}))).To(Equal([]string{keyString(spec.Config{ThreadID: "a_c", CheckpointID: "x"})}))
+			e.expectMissing(ctx, "a%", "", "")
+			e.expectMissing(ctx, "abc", "", "_")
+		})
+
+		check("[ID-1] treats the same checkpoint ID in two threads and two namespaces as four checkpoints", lPut, func(ctx context.Context) {
+			keys := [][2]string{{"ta", ""}, {"ta", "sub:1"}, {"tb", ""}, {"tb", "sub:1"}}
+			for i, k := range keys {
+				e.putCP(ctx, spec.Config{ThreadID: k[0], CheckpointNS: k[1]}, cpOf("same", map[string]any{"c": int64(i)}, spec.Versions{"c": "1"}), md("i", i), spec.Versions{"c": "1"})
+			}
+			for i, k := range keys {
+				t := e.get(ctx, k[0], k[1], "same")
+				expectSame(t.Checkpoint.ChannelValues, map[string]any{"c": int64(i)}, "values of "+k[0]+"/"+k[1])
+				expectSame(t.Metadata["i"], int64(i), "metadata of "+k[0]+"/"+k[1])
+			}
+			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true})).To(HaveLen(4))
+		})
+
+		check("[ID-4][GET-2] takes latest as the greatest ID, not the last inserted nor the end of the parent chain", lPut, func(ctx context.Context) {
+			e.put(ctx, "t", "", "", "b", nil)
+			e.put(ctx, "t", "", "b", "c", nil)
+			e.put(ctx, "t", "", "c", "a", nil) // child of c, but smaller
+			Expect(e.get(ctx, "t", "", "").Config.CheckpointID).To(Equal("c"))
+			e.put(ctx, "t", "", "a", "B", nil) // "B" < "a" byte-wise
+			Expect(e.get(ctx, "t", "", "").Config.CheckpointID).To(Equal("c"))
+		})
+
+		check("[PUT-2] stores a non-empty cfg.CheckpointID as the parent, in the same thread and namespace, even if absent", lPut, func(ctx context.Context) {
+			e.put(ctx, "t", "ns:1", "never-stored", "c1", nil)
+			t := e.get(ctx, "t", "ns:1", "c1")
+			Expect(t.Parent).To(Equal(&spec.Config{ThreadID: "t", CheckpointNS: "ns:1", CheckpointID: "never-stored"}))
+		})
+
+		check("[PUT-3] stores a checkpoint without a parent when cfg.CheckpointID is empty", lPut, func(ctx context.Context) {
+			e.put(ctx, "t", "", "", "c1", nil)
+			Expect(e.get(ctx, "t", "", "c1").Parent).To(BeNil())
+		})
+
+		check("[PUT-4][PUT-5] stores only channels in newVersions and reads the others from earlier versions", lPut, func(ctx context.Context) {
+			e.putValues(ctx, "t", "", "", "c1", map[string]any{"a": "v1", "b": "v2"}, spec.Versions{"a": "1", "b": "1"})
+			// b is not in newVersions: its (wrong) value here must be ignored.
+			cp2 := cpOf("c2", map[string]any{"a": "v1-updated", "b": "WRONG"}, spec.Versions{"a": "2", "b": "1"})
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cp2, nil, spec.Versions{"a": "2"})
+			expectSame(e.get(ctx, "t", "", "c2").Checkpoint.ChannelValues, map[string]any{"a": "v1-updated", "b": "v2"}, "c2 values")
+			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": "v1", "b": "v2"}, "c1 values")
+		})
+
+		check("[PUT-6] returns exactly the versioned channels that have a stored value", lPut, func(ctx context.Context) {
+			cp := cpOf("c1", map[string]any{"a": int64(1), "extra": "not versioned"}, spec.Versions{"a": "1", "ghost": "7"})
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, spec.Versions{"a": "1"})
+			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": int64(1)}, "values")
+		})
+
+		check("[PUT-7] stores 'no value' for a channel in newVersions that has no value", lPut, func(ctx context.Context) {
+			e.putValues(ctx, "t", "", "", "c1", map[string]any{"a": "x", "c": "y"}, spec.Versions{"a": "1", "c": "1"})
+			cp2 := cpOf("c2", map[string]any{"a": "x"}, spec.Versions{"a": "1", "c": "2"})
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cp2, nil, spec.Versions{"c": "2"})
+			expectSame(e.get(ctx, "t", "", "c2").Checkpoint.ChannelValues, map[string]any{"a": "x"}, "c2 values (c cleared)")
+			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": "x", "c": "y"}, "c1 values")
+		})
+
+		check("[PUT-8] keeps a nil channel value as a present key", lPut, func(ctx context.Context) {
+			e.putValues(ctx, "t", "", "", "c1", map[string]any{"n": nil, "s": "x"}, spec.Versions{"n": "1", "s": "1"})
+			vals := e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues
+			Expect(vals).To(HaveKey("n"))
+			Expect(vals["n"]).To(BeNil())
+			Expect(vals).To(HaveLen(2))
+		})
+
+		check("[PUT-9] never changes what an earlier checkpoint reads", lPut, func(ctx context.Context) {
+			e.putValues(ctx, "t", "", "", "c1", map[string]any{"a": "old"}, spec.Versions{"a": "1"})
+			e.putValues(ctx, "t", "", "c1", "c2", map[string]any{"a": "new"}, spec.Versions{"a": "2"})
+			e.putValues(ctx, "t", "", "c2", "c3", map[string]any{"a": "newer"}, spec.Versions{"a": "3"})
+			for id, want := range map[string]string{"c1": "old", "c2": "new", "c3": "newer"} {
+				expectSame(e.get(ctx, "t", "", id).Checkpoint.ChannelValues, map[string]any{"a": want}, id)
+			}
+		})
+
+		check("[PUT-10] returns V, TS, ChannelVersions, VersionsSeen and UpdatedChannels as given", lPut, func(ctx context.Context) {
+			cp := spec.Checkpoint{
+				V: 4, ID: "c1", TS: "2026-11-22T00:00:00.000001Z",
+				ChannelVersions: spec.Versions{"a": "00000000000000000000000000000002.0123456789012345", "b": "1"},
+				VersionsSeen:    map[string]spec.Versions{"node": {"a": "1"}, "__input__": {}, "n2": {"a": "2", "b": "1"}},
+				UpdatedChannels: []string{"b", "a"},
+			}
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, nil)
+			got := e.get(ctx, "t", "", "c1").Checkpoint
+			Expect(got.V).To(Equal(4))
+			Expect(got.TS).To(Equal(cp.TS))
+			Expect(got.ChannelVersions).To(Equal(cp.ChannelVersions))
+			Expect(got.VersionsSeen).To(Equal(cp.VersionsSeen))
+			Expect(got.UpdatedChannels).To(Equal([]string{"b", "a"}))
+			cp.ID, cp.UpdatedChannels = "c2", nil
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, nil)
+			Expect(e.get(ctx, "t", "", "c2").Checkpoint.UpdatedChannels).To(BeNil(), "nil UpdatedChannels means unknown and must stay nil")
+		})
+
+		check("[PUT-11] replaces checkpoint, metadata and parent on re-put, without duplicating it, and keeps its writes", lPut, func(ctx context.Context) {
+			cfg := e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "p1"}, cpOf("c1", map[string]any{"a": "first"}, spec.Versions{"a": "1"}), md("v", 1), spec.Versions{"a": "1"})
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "w", Value: "kept"})
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "p2"}, cpOf("c1", map[string]any{"a": "second"}, spec.Versions{"a": "2"}), md("v", 2), spec.Versions{"a": "2"})
+			t := e.get(ctx, "t", "", "c1")
+			expectSame(t.Checkpoint.ChannelValues, map[string]any{"a": "second"}, "values")
+			expectSame(map[string]any(t.Metadata), map[string]any{"v": int64(2)}, "metadata")
+			Expect(t.Parent).To(Equal(&spec.Config{ThreadID: "t", CheckpointID: "p2"}))
+			Expect(t.PendingWrites).To(HaveLen(1))
+			Expect(t.PendingWrites[0].Value).To(Equal("kept"))
+			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t"})).To(HaveLen(1))
+		})
+
+		check("[PUT-12] is not affected by mutating the maps passed to Put or those of a returned tuple", lPut, func(ctx context.Context) {
+			vals := map[string]any{"a": map[string]any{"k": []any{int64(1)}}, "b": []byte("xy")}
+			vers := spec.Versions{"a": "1", "b": "1"}
+			seen := map[string]spec.Versions{"n": {"a": "1"}}
+			meta := spec.Metadata{"m": map[string]any{"k": "v"}, "l": []any{"x"}}
+			cp := cpOf("c1", vals, vers)
+			cp.VersionsSeen = seen
+			cp.UpdatedChannels = []string{"a"}
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, meta, spec.Versions{"a": "1", "b": "1"})
+			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: map[string]any{"k": "v"}})
+			want := e.get(ctx, "t", "", "c1")
+
+			vals["a"].(map[string]any)["k"] = "changed"
+			vals["new"] = 1
+			vals["b"].([]byte)[0] = 'Z'
+			vers["a"] = "9"
+			seen["n"]["a"] = "9"
+			meta["m"].(map[string]any)["k"] = "changed"
+			meta["l"].([]any)[0] = "changed"
+			cp.UpdatedChannels[0] = "changed"
+			e.expectStill(ctx, want)
+
+			got := e.get(ctx, "t", "", "c1")
+			got.Checkpoint.ChannelValues["a"].(map[string]any)["k"] = "changed"
+			got.Checkpoint.ChannelValues["b"].([]byte)[0] = 'Z'
+			got.Checkpoint.ChannelVersions["a"] = "9"
+			got.Checkpoint.VersionsSeen["n"]["a"] = "9"
+			got.Checkpoint.UpdatedChannels[0] = "changed"
+			got.Metadata["m"].(map[string]any)["k"] = "changed"
+			got.PendingWrites[0].Value.(map[string]any)["k"] = "changed"
+			e.expectStill(ctx, want)
+		})
+
+		check("[PUT-13] returns empty, non-nil maps for nil inputs", lPut, func(ctx context.Context) {
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "c1", TS: ts}, nil, nil)
+			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+				Expect(t.Checkpoint.ChannelValues).NotTo(BeNil())
+				Expect(t.Checkpoint.ChannelValues).To(BeEmpty())
+				Expect(t.Checkpoint.ChannelVersions).NotTo(BeNil())
+				Expect(t.Checkpoint.VersionsSeen).NotTo(BeNil())
+				Expect(t.Metadata).NotTo(BeNil())
+				Expect(t.Metadata).To(BeEmpty())
+			}
+		})
+	})
+}
+
+// expectStill asserts that the stored tuple still equals want, including
+// versions, versions seen and updated channels.
+func (e *env) expectStill(ctx context.Context, want *spec.Tuple) {
+	g.GinkgoHelper()
+	got := e.get(ctx, want.Config.ThreadID, want.Config.CheckpointNS, want.Config.CheckpointID)
+	expectTuple(got, want)
+	Expect(got.Checkpoint.VersionsSeen).To(Equal(want.Checkpoint.VersionsSeen))
+	Expect(got.Checkpoint.UpdatedChannels).To(Equal(want.Checkpoint.UpdatedChannels))
+}

@@ -1,0 +1,192 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// modelValues returns named values covering the plain-value model, each in
+// its normalised form.
+func modelValues() map[string]any {
+	mib := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	bin := make([]byte, 1<<20)
+	for i := range bin {
+		bin[i] = byte(i * 7)
+	}
+	deep := any("leaf")
+	for i := range 24 {
+		if i%2 == 0 {
+			deep = []any{deep, int64(i)}
+		} else {
+			deep = map[string]any{"k": deep}
+		}
+	}
+	return map[string]any{
+		"nil":         nil,
+		"true":        true,
+		"false":       false,
+		"int-min":     int64(math.MinInt64),
+		"int-max":     int64(math.MaxInt64),
+		"int-zero":    int64(0),
+		"float-zero":  float64(0),
+		"float-neg0":  math.Copysign(0, -1),
+		"float-sub":   math.SmallestNonzeroFloat64,
+		"float-max":   math.MaxFloat64,
+		"float-exp":   -1.5e-300,
+		"float-tenth": 0.1,
+		"float-int":   2.0,
+		"str-empty":   "",
+		"str-odd":     "ü日本 \x00 nul |:%_'\"\\ \u2028",
+		"str-mib":     mib,
+		"bytes-empty": []byte{},
+		"bytes-small": []byte{0, 1, 255},
+		"bytes-mib":   bin,
+		"list-empty":  []any{},
+		"map-empty":   map[string]any{},
+		"nested":      []any{map[string]any{"a": []any{int64(1), "x", nil, []byte{1}, 1.5, false}, "": map[string]any{}}, []any{}},
+		"deep":        deep,
+	}
+}
+
+// valueSpecs covers the value model (VALUE-*).
+func valueSpecs(e *env) {
+	g.Describe("Values", func() {
+		check("[VALUE-1][VALUE-2] round-trips the whole value model as channel values, types included", lPut, func(ctx context.Context) {
+			vals := modelValues()
+			vers := spec.Versions{}
+			for k := range vals {
+				vers[k] = "1"
+			}
+			e.putValues(ctx, "t", "", "", "c1", vals, vers)
+			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+				got := t.Checkpoint.ChannelValues
+				Expect(got).To(HaveLen(len(vals)))
+				for k, want := range vals {
+					expectSame(got[k], want, "channel "+k)
+				}
+			}
+		})
+
+		check("[VALUE-1][VALUE-2] round-trips the whole value model as pending writes, types included", lWrites, func(ctx context.Context) {
+			vals := modelValues()
+			cfg := e.put(ctx, "t", "", "", "c1", nil)
+			var names []string
+			for k := range vals {
+				names = append(names, k)
+			}
+			for _, k := range names {
+				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
+			}
+			pws := e.get(ctx, "t", "", "c1").PendingWrites
+			Expect(pws).To(HaveLen(len(vals)))
+			for _, w := range pws {
+				expectSame(w.Value, vals[w.Channel], "write "+w.Channel)
+			}
+		})
+
+		check("[VALUE-3] stores convertible Go values in their normalised form", lPut, func(ctx context.Context) {
+			type myString string
+			in := map[string]any{
+				"int":      7,
+				"int8":     int8(-5),
+				"uint32":   uint32(42),
+				"uint64":   uint64(math.MaxInt64),
+				"float32":  float32(1.5),
+				"named":    myString("x"),
+				"strs":     []string{"a", "b"},
+				"ints":     [2]int{1, 2},
+				"typedmap": map[string]int{"a": 1},
+				"uint8s":   []uint8{1, 2},
+				"nil-list": []any(nil),
+				"nil-ints": []int(nil),
+				"nil-map":  map[string]any(nil),
+				"nil-tmap": map[string]string(nil),
+			}
+			want := map[string]any{
+				"int": int64(7), "int8": int64(-5), "uint32": int64(42), "uint64": int64(math.MaxInt64),
+				"float32": 1.5, "named": "x", "strs": []any{"a", "b"}, "ints": []any{int64(1), int64(2)},
+				"typedmap": map[string]any{"a": int64(1)}, "uint8s": []byte{1, 2},
+				"nil-list": []any{}, "nil-ints": []any{}, "nil-map": map[string]any{}, "nil-tmap": map[string]any{},
+			}
+			vers := spec.Versions{}
+			for k := range in {
+				vers[k] = "1"
+			}
+			e.putValues(ctx, "t", "", "", "c1", in, vers)
+			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: []int(nil)}, spec.Write{Channel: "m", Value: map[string]int8{"a": 1}})
+			t := e.get(ctx, "t", "", "c1")
+			for k, w := range want {
+				expectSame(t.Checkpoint.ChannelValues[k], w, "channel "+k)
+			}
+			expectSame(t.PendingWrites[0].Value, []any{}, "write of a nil []int")
+			expectSame(t.PendingWrites[1].Value, map[string]any{"a": int64(1)}, "write of a map[string]int8")
+		})
+
+		check("[VALUE-4] rejects values outside the model with ErrUnsupportedValue and stores nothing", lPut, func(ctx context.Context) {
+			x := 1
+			bad := map[string]any{
+				"struct": struct{ A int }{1}, "pointer": &x, "chan": make(chan int), "func": func() {},
+				"intkeys": map[int]any{1: 1}, "uint-overflow": uint64(math.MaxUint64),
+				"nested": []any{map[string]any{"k": struct{}{}}},
+			}
+			cfg := e.put(ctx, "t", "", "", "c0", nil)
+			for name, v := range bad {
+				cp := cpOf("c-"+name, map[string]any{"ok": "fine", "bad": v}, spec.Versions{"ok": "1", "bad": "1"})
+				_, err := e.s.Put(ctx, spec.Config{ThreadID: "t"}, cp, nil, spec.Versions{"ok": "1", "bad": "1"})
+				Expect(err).To(MatchError(spec.ErrUnsupportedValue), "Put with %s", name)
+				e.expectMissing(ctx, "t", "", "c-"+name)
+				err = e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "ok", Value: 1}, {Channel: "bad", Value: v}}, "task-"+name, "")
+				Expect(err).To(MatchError(spec.ErrUnsupportedValue), "PutWrites with %s", name)
+			}
+			Expect(e.get(ctx, "t", "", "c0").PendingWrites).To(BeEmpty(), "a rejected PutWrites must store none of its writes")
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "t"}))).To(Equal([]string{"c0"}))
+		})
+
+		check("[VALUE-5] rejects metadata outside the JSON subset with ErrUnsupportedValue and stores nothing", lPut, func(ctx context.Context) {
+			bad := map[string]spec.Metadata{
+				"bytes": {"b": []byte("x")}, "nan": {"f": math.NaN()}, "inf": {"f": math.Inf(1)},
+				"neg-inf": {"l": []any{math.Inf(-1)}}, "utf8": {"s": "\xff"}, "utf8-key": {"\xfe": 1},
+				"nested-bytes": {"m": map[string]any{"b": []byte{}}}, "struct": {"s": struct{}{}},
+			}
+			for name, m := range bad {
+				_, err := e.s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("c-"+name, nil, nil), m, nil)
+				Expect(err).To(MatchError(spec.ErrUnsupportedValue), "metadata %s", name)
+				e.expectMissing(ctx, "t", "", "c-"+name)
+			}
+			Expect(e.list(ctx, spec.ListOptions{})).To(BeEmpty())
+		})
+
+		check("[VALUE-6] round-trips metadata with its types and arbitrary keys", lPut, func(ctx context.Context) {
+			in := spec.Metadata{
+				"source": "loop", "step": -1, "big": int64(math.MaxInt64), "f": 1.5, "whole": 2.0, "b": true, "n": nil,
+				"list": []any{int64(1), "two", []any{}}, "map": map[string]any{"x": map[string]any{}}, "empty-list": []any{},
+				"a.b": "dotted", "$where": "dollar", "it's \"q\"": "quotes", "ü日本": "unicode", "parents": map[string]any{},
+			}
+			want := map[string]any{
+				"source": "loop", "step": int64(-1), "big": int64(math.MaxInt64), "f": 1.5, "whole": 2.0, "b": true, "n": nil,
+				"list": []any{int64(1), "two", []any{}}, "map": map[string]any{"x": map[string]any{}}, "empty-list": []any{},
+				"a.b": "dotted", "$where": "dollar", "it's \"q\"": "quotes", "ü日本": "unicode", "parents": map[string]any{},
+			}
+			e.put(ctx, "t", "", "", "c1", in)
+			expectSame(map[string]any(e.get(ctx, "t", "", "c1").Metadata), want, "metadata")
+			expectSame(map[string]any(e.list(ctx, spec.ListOptions{ThreadID: "t"})[0].Metadata), want, "listed metadata")
+		})
+
+		check("[VALUE-7] removes NULs from top-level string metadata values only", lPut, func(ctx context.Context) {
+			in := spec.Metadata{"s": "\x00a\x00b\x00", "nested": map[string]any{"s": "a\x00b"}, "list": []any{"\x00"}, "k\x00ey": "v", "n": int64(0)}
+			want := map[string]any{"s": "ab", "nested": map[string]any{"s": "a\x00b"}, "list": []any{"\x00"}, "k\x00ey": "v", "n": int64(0)}
+			e.put(ctx, "t", "", "", "c1", in)
+			got := map[string]any(e.get(ctx, "t", "", "c1").Metadata)
+			if !same(got, want) {
+				g.Fail(fmt.Sprintf("metadata: got %q, want %q", got, want))
+			}
+		})
+	})
+}

@@ -1,0 +1,133 @@
+package conformance
+
+import (
+	"context"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// writesSpecs covers PutWrites (WRITES-*).
+func writesSpecs(e *env) {
+	g.Describe("PutWrites", func() {
+		var cfg spec.Config
+		setup := func(ctx context.Context) {
+			cfg = e.put(ctx, "t", "", "", "c1", nil)
+		}
+		pending := func(ctx context.Context) []spec.PendingWrite {
+			g.GinkgoHelper()
+			return e.get(ctx, "t", "", "c1").PendingWrites
+		}
+
+		check("[WRITES-1][WRITES-9] indexes writes by position, special writes included, and by fixed negative indices", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task",
+				spec.Write{Channel: "a", Value: 0}, spec.Write{Channel: spec.ErrorChannel, Value: "e"},
+				spec.Write{Channel: "b", Value: 2}, spec.Write{Channel: spec.InterruptChannel, Value: "i"},
+				spec.Write{Channel: "c", Value: 4})
+			// Keys 0, 2 and 4 exist; only position 1 of this call is new.
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "x", Value: "x"}, spec.Write{Channel: "y", Value: "y"}, spec.Write{Channel: "z", Value: "z"})
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{
+				pw("task", spec.InterruptChannel, "i"), pw("task", spec.ErrorChannel, "e"),
+				pw("task", "a", int64(0)), pw("task", "y", "y"), pw("task", "b", int64(2)), pw("task", "c", int64(4)),
+			}))
+		})
+
+		check("[WRITES-2] ignores a repeated regular write key even with a different value or channel", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "ch", Value: "first"})
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "ch", Value: "second"})
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "other", Value: "third"})
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{pw("task", "ch", "first")}))
+		})
+
+		check("[WRITES-3] lets the last special write win across calls", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			specials := []string{spec.ErrorChannel, spec.ScheduledChannel, spec.InterruptChannel, spec.ResumeChannel}
+			for _, ch := range specials {
+				e.writes(ctx, cfg, "task", spec.Write{Channel: ch, Value: "old"})
+			}
+			for _, ch := range specials {
+				e.writes(ctx, cfg, "task", spec.Write{Channel: ch, Value: "new-" + ch})
+			}
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{
+				pw("task", spec.ResumeChannel, "new-"+spec.ResumeChannel), pw("task", spec.InterruptChannel, "new-"+spec.InterruptChannel),
+				pw("task", spec.ScheduledChannel, "new-"+spec.ScheduledChannel), pw("task", spec.ErrorChannel, "new-"+spec.ErrorChannel),
+			}))
+		})
+
+		check("[WRITES-4] keeps the later of two special writes to one channel in a call", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task", spec.Write{Channel: spec.ErrorChannel, Value: "first"}, spec.Write{Channel: spec.ErrorChannel, Value: "second"})
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{pw("task", spec.ErrorChannel, "second")}))
+		})
+
+		check("[WRITES-5] applies first-wins and last-wins per write in a mixed batch", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "a", Value: "a1"}, spec.Write{Channel: spec.ResumeChannel, Value: "r1"})
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "a", Value: "a2"}, spec.Write{Channel: spec.ResumeChannel, Value: "r2"})
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{pw("task", spec.ResumeChannel, "r2"), pw("task", "a", "a1")}))
+		})
+
+		check("[WRITES-6] keeps writes of different tasks to the same channel and position", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "t2", spec.Write{Channel: "ch", Value: "from-t2"}, spec.Write{Channel: spec.ErrorChannel, Value: "e2"})
+			e.writes(ctx, cfg, "t1", spec.Write{Channel: "ch", Value: "from-t1"}, spec.Write{Channel: spec.ErrorChannel, Value: "e1"})
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{
+				pw("t1", spec.ErrorChannel, "e1"), pw("t1", "ch", "from-t1"), pw("t2", spec.ErrorChannel, "e2"), pw("t2", "ch", "from-t2"),
+			}))
+		})
+
+		check("[WRITES-7] accepts writes before their checkpoint exists and shows them once it does", lWrites, func(ctx context.Context) {
+			early := spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "later"}
+			e.writes(ctx, early, "task", spec.Write{Channel: "ch", Value: "early"})
+			e.expectMissing(ctx, "t", "sub:1", "later")
+			e.put(ctx, "t", "sub:1", "", "later", nil)
+			Expect(e.get(ctx, "t", "sub:1", "later").PendingWrites).To(Equal([]spec.PendingWrite{pw("task", "ch", "early")}))
+		})
+
+		check("[WRITES-8] accepts any task path, including empty, and does not return it", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: 1}}, "t1", "")).To(Succeed())
+			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: 2}}, "t2", "~__pregel_pull|node:1|%_'\"")).To(Succeed())
+			Expect(pending(ctx)).To(Equal([]spec.PendingWrite{pw("t1", "a", int64(1)), pw("t2", "a", int64(2))}))
+		})
+
+		check("[WRITES-9] orders pending writes by task ID byte-wise, then index", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			tasks := []string{"b", "ä", "10", "B", "a", "9", spec.NullTaskID}
+			for _, task := range tasks {
+				e.writes(ctx, cfg, task, spec.Write{Channel: "x", Value: task}, spec.Write{Channel: spec.ScheduledChannel, Value: task})
+			}
+			var want []spec.PendingWrite
+			for _, task := range []string{spec.NullTaskID, "10", "9", "B", "a", "b", "ä"} {
+				want = append(want, pw(task, spec.ScheduledChannel, task), pw(task, "x", task))
+			}
+			Expect(pending(ctx)).To(Equal(want))
+			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t"})[0].PendingWrites).To(Equal(want))
+		})
+
+		check("[WRITES-10] attaches writes to one checkpoint only; a child starts with none", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "ch", Value: "v"})
+			e.put(ctx, "t", "", "c1", "c2", nil)
+			e.put(ctx, "t", "", "", "c0", nil)
+			Expect(e.get(ctx, "t", "", "c2").PendingWrites).To(BeEmpty())
+			Expect(e.get(ctx, "t", "", "c0").PendingWrites).To(BeEmpty())
+			Expect(e.get(ctx, "t", "", "c1").PendingWrites).To(HaveLen(1))
+			e.put(ctx, "other", "", "", "c1", nil)
+			Expect(e.get(ctx, "other", "", "c1").PendingWrites).To(BeEmpty())
+		})
+
+		check("[WRITES-11] accepts an empty write slice and stores nothing", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			Expect(e.s.PutWrites(ctx, cfg, nil, "task", "")).To(Succeed())
+			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{}, "task", "")).To(Succeed())
+			pws := pending(ctx)
+			Expect(pws).NotTo(BeNil())
+			Expect(pws).To(BeEmpty())
+		})
+	})
+}
