@@ -148,7 +148,8 @@ func escapeKey(k string) string {
 
 // bsonMetadata converts normalised metadata to the readable BSON
 // sub-document stored in the "metadata" field: keys escaped with escapeKey
-// and sorted at every level, values as native BSON types.
+// and sorted at every level, values as native BSON types, arrays inside
+// arrays wrapped (see nestedArrayKey).
 func bsonMetadata(v any) any {
 	switch x := v.(type) {
 	case spec.Metadata:
@@ -167,12 +168,23 @@ func bsonMetadata(v any) any {
 	case []any:
 		a := make(bson.A, len(x))
 		for i, e := range x {
+			if inner, ok := e.([]any); ok {
+				// FerretDB v1 rejects arrays nested directly in arrays.
+				a[i] = bson.D{{Key: nestedArrayKey, Value: bsonMetadata(inner)}}
+				continue
+			}
 			a[i] = bsonMetadata(e)
 		}
 		return a
 	}
 	return v
 }
+
+// nestedArrayKey wraps an array that is an element of another array in the
+// readable metadata sub-document: [[1], 2] is stored as [{"%array": [1]}, 2].
+// No escaped key can start with '%' followed by a letter, so the wrapper
+// never collides with a real metadata key.
+const nestedArrayKey = "%array"
 
 // blobID names the chunks of a large payload owned by the document ownerKey.
 // It depends on the owner and the content, so a retried write reuses the
