@@ -133,16 +133,23 @@ DELETE FROM {c} WHERE thread_id = ANY($1::text[])`)
 	// Each row carries the values its channel versions reference and its
 	// pending writes, aggregated by two lateral subqueries that use the
 	// primary keys of blobs and writes: a page of checkpoints is one
-	// round trip, with no query per checkpoint.
+	// round trip, with no query per checkpoint. The LIMIT 1 keeps the blob
+	// lookup a parameterised subquery (it cannot be flattened into a join),
+	// so each (channel, version) is one primary-key probe whatever the
+	// planner's statistics say; as a plain join, a planner without fresh
+	// statistics scanned every blob of the thread instead.
 	q.selectTuples = r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
 	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.channels, pw.vals
 FROM {c} c
 LEFT JOIN LATERAL (
-	SELECT array_agg(b.channel) AS channels, array_agg(b.value) AS vals
+	SELECT array_agg(cv.channel) AS channels, array_agg(v.value) AS vals
 	FROM unnest(c.channels, c.versions) AS cv(channel, version)
-	JOIN {b} b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-		AND b.channel = cv.channel AND b.version = cv.version
-	WHERE b.value IS NOT NULL
+	CROSS JOIN LATERAL (
+		SELECT b.value FROM {b} b
+		WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = cv.channel AND b.version = cv.version AND b.value IS NOT NULL
+		LIMIT 1
+	) v
 ) bv ON true
 LEFT JOIN LATERAL (
 	SELECT array_agg(w.task_id ORDER BY w.task_id, w.idx) AS task_ids,
