@@ -1,0 +1,66 @@
+// Package mutants holds deliberately broken checkpoint savers that prove the
+// conformance suite works.
+//
+// A conformance suite that passes a correct saver proves little: it might
+// pass anything. Each mutant here is the memory adapter with exactly one
+// rule of spec/SPEC.md broken, the way real adapters break it (List sorted
+// ascending, a Before cut that is inclusive, a filter that treats true as 1,
+// regular writes that are last-wins, values stored per channel instead of
+// per version, a context that is ignored, a data race, ...). Every mutant
+// declares the ID of the rule it breaks.
+//
+// The package's kill test, TestKillMatrix, runs the full conformance suite
+// once against the unmutated memory adapter, which must pass with zero
+// failures, and once against every mutant, each in its own subprocess
+// (Ginkgo runs one suite per process). It fails unless every mutant is
+// caught, and caught by at least one failing spec that cites the rule the
+// mutant breaks: a mutant caught only by unrelated specs means the spec for
+// its rule is too weak, or the rule ID is cited in the wrong place. It
+// prints the kill matrix (mutant, rule, verdict, failing rules, time):
+//
+//	go test ./conformance/mutants -run TestKillMatrix -v
+//	go test -race ./conformance/mutants                # includes the data-race mutant
+//	go test ./conformance/mutants -run TestKillMatrix -v -args -mutants='^list-'
+//
+// The data-race mutant has no visible effect; only the race detector sees
+// it. Without -race the matrix reports it as "needs -race" instead of
+// failing. Under -race, a race counts as a kill when the detector reports it
+// during a spec citing the mutant's rule (the suite subprocess marks the
+// start and end of every spec on stderr, where the detector writes).
+//
+// TestMutantsDeviate is the fast, Ginkgo-free companion: it runs each
+// mutant's own small Witness scenario against the mutant and the memory
+// adapter and requires the observations to differ, so a mutant that has
+// silently stopped deviating is noticed without running the suite.
+//
+// # Adding a mutant
+//
+// Add one register call to an init function in this package, usually in the
+// file for the area it breaks (list.go, filter.go, writes.go, get.go,
+// values.go, storage.go, meta.go, caps.go, prune.go, misc.go; engine-driven
+// mutants go in engine_*.go files):
+//
+//	register(Mutant{
+//		Name:        "before-inclusive",
+//		Rule:        "LIST-BEFORE-1",
+//		Description: "The Before cut keeps IDs equal to Before.",
+//		New: func() spec.Saver {
+//			w := wrap() // a Wrapper over a fresh memory saver
+//			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+//				return relist(ctx, w.Inner, o, func(in *spec.ListOptions) { in.Before = "" },
+//					func(t *spec.Tuple) bool { return o.Before == "" || t.Config.CheckpointID <= o.Before })
+//			}
+//			return w
+//		},
+//		Witness: func(ctx context.Context, s spec.Saver) any { ... },
+//	})
+//
+// Break one rule and only that one: prefer transforming inputs and outputs
+// in [Wrapper] hooks (OnPut, OnList, MapTuple, ...) or keeping a small side
+// store in the mutant, and never edit the memory adapter. Helpers such as
+// relist, reorder, withWriteStore, restore and a lossy spec.Serde cover the
+// common shapes. Give the mutant a Witness scenario whenever its flaw shows
+// up without concurrency, and set NeedsRace only for a flaw that only the
+// race detector can see. Then run the kill test: the new mutant must be
+// killed by a spec citing its rule, or the suite needs a stronger spec.
+package mutants
