@@ -1,5 +1,3 @@
-//go:build conformance
-
 package sqlite_test
 
 import (
