@@ -231,7 +231,7 @@ func init() {
 	})
 	register(Mutant{
 		Name: "copy-empty-error", Rule: "COPY-4",
-		Description: "Copying a thread with nothing stored fails with ErrNotFound.",
+		Description: "Copying a thread with nothing stored fails with ErrInvalidArgument (only nil or ErrNotFound are allowed).",
 		New: func() spec.Saver {
 			w := wrap()
 			w.OnCopyThread = func(ctx context.Context, src, dst string) error {
@@ -241,7 +241,7 @@ func init() {
 						return err
 					}
 					if len(ts) == 0 {
-						return spec.ErrNotFound
+						return spec.ErrInvalidArgument
 					}
 				}
 				return w.Inner.CopyThread(ctx, src, dst)

@@ -1,6 +1,7 @@
 package mutants
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"slices"
@@ -60,21 +61,13 @@ func init() {
 	})
 	register(Mutant{
 		Name: "list-numeric-order", Rule: "LIST-ORDER-3",
-		Description: "List compares checkpoint IDs that look like integers numerically, so \"10\" sorts after \"9\".",
+		Description: "List sorts IDs in natural order (digit runs compared as numbers), so \"10\" sorts after \"9\".",
 		New: func() spec.Saver {
 			w := wrap()
 			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
 				return reorder(ctx, w.Inner, o, func(ts []*spec.Tuple) []*spec.Tuple {
 					slices.SortStableFunc(ts, func(a, b *spec.Tuple) int {
-						x, errX := strconv.ParseUint(a.Config.CheckpointID, 10, 64)
-						y, errY := strconv.ParseUint(b.Config.CheckpointID, 10, 64)
-						if errX != nil || errY != nil || x == y {
-							return 0
-						}
-						if x > y {
-							return -1
-						}
-						return 1
+						return naturalCompare(b.Config.CheckpointID, a.Config.CheckpointID)
 					})
 					return ts
 				})
@@ -375,4 +368,34 @@ func witnessThreads(ctx context.Context, s spec.Saver) any {
 	_ = putCP(ctx, s, "a", "", "1", "", nil, nil)
 	_ = putCP(ctx, s, "ab", "", "2", "", nil, nil)
 	return listKeys(ctx, s, spec.ListOptions{ThreadID: "a"})
+}
+
+// naturalCompare orders strings with runs of digits compared as numbers
+// and everything else byte-wise.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da != "" && db != "" {
+			na, _ := strconv.ParseUint(da, 10, 64)
+			nb, _ := strconv.ParseUint(db, 10, 64)
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digitPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }

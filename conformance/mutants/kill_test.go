@@ -1,0 +1,288 @@
+package mutants
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/conformance"
+)
+
+var (
+	mutantFilter   = flag.String("mutants", "", "run the kill matrix only for mutants whose name matches this regexp (the control always runs)")
+	mutantParallel = flag.Int("mutants.parallel", 2, "number of suite subprocesses the kill matrix runs at once")
+	matrixFile     = flag.String("mutants.matrix", "", "also write the kill matrix as JSON to this file")
+)
+
+// subprocessTimeout bounds one run of the suite against one saver.
+const subprocessTimeout = 5 * time.Minute
+
+// citation matches a rule ID cited in a spec text, as "[LIST-ORDER-1]".
+var citation = regexp.MustCompile(`\[([A-Z]+(?:-[A-Z]+)*-[0-9]+)\]`)
+
+// Verdicts of the kill matrix.
+const (
+	verdictPassed    = "passed"          // control: zero failures
+	verdictKilled    = "killed"          // a failing spec cites the mutant's rule
+	verdictModelOnly = "killed by model" // only the model-based specs, which cite many rules, failed citing it
+	verdictWrongRule = "wrong rule"      // caught, but no failing spec cites its rule
+	verdictSurvived  = "SURVIVED"        // no spec failed
+	verdictNeedsRace = "needs -race"     // race-only mutant in a build without -race
+	verdictBroken    = "error"           // the subprocess produced no usable report
+)
+
+// killResult is one row of the kill matrix.
+type killResult struct {
+	Mutant      string   `json:"mutant"`
+	Rule        string   `json:"rule"`
+	Verdict     string   `json:"verdict"`
+	FailedRules []string `json:"failed_rules"`
+	// FocusedRules are the rules cited by failing specs other than the
+	// model-based ones (label "model"), which cite dozens of rules each.
+	FocusedRules []string      `json:"focused_rules"`
+	FailedSpecs  int           `json:"failed_specs"`
+	Races        []string      `json:"races,omitempty"` // rules cited by specs during which a race was reported
+	Duration     time.Duration `json:"duration_ns"`
+	Detail       string        `json:"detail,omitempty"`
+}
+
+// ok reports whether the row is acceptable.
+func (r killResult) ok() bool {
+	switch r.Verdict {
+	case verdictPassed, verdictKilled, verdictModelOnly, verdictNeedsRace:
+		return true
+	}
+	return false
+}
+
+// TestKillMatrix runs the whole conformance suite against the unmutated
+// memory adapter (the control, which must pass with zero failures) and
+// against every registered mutant, each in its own subprocess, and fails
+// unless every mutant is caught by at least one failing spec that cites the
+// rule the mutant breaks.
+func TestKillMatrix(t *testing.T) {
+	if os.Getenv(envMutant) != "" {
+		t.Skip("inside a kill-test subprocess")
+	}
+	if testing.Short() {
+		t.Skip("the kill matrix runs the suite once per mutant; skipped with -short")
+	}
+	jobs := []Mutant{{Name: ControlName, Description: "the memory adapter, unmutated"}}
+	var filter *regexp.Regexp
+	if *mutantFilter != "" {
+		filter = regexp.MustCompile(*mutantFilter)
+	}
+	for _, m := range All() {
+		if filter == nil || filter.MatchString(m.Name) {
+			jobs = append(jobs, m)
+		}
+	}
+
+	start := time.Now()
+	dir := t.TempDir()
+	results := make([]killResult, len(jobs))
+	sem := make(chan struct{}, max(*mutantParallel, 1))
+	var wg sync.WaitGroup
+	for i, m := range jobs {
+		if m.NeedsRace && !raceEnabled {
+			results[i] = killResult{Mutant: m.Name, Rule: m.Rule, Verdict: verdictNeedsRace,
+				Detail: "only the race detector can catch it: run go test -race"}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = runMutant(t.Context(), dir, m)
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	t.Log("kill matrix\n" + formatMatrix(results, elapsed))
+	if *matrixFile != "" {
+		data, err := json.MarshalIndent(results, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*matrixFile, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			t.Errorf("writing %s: %v", *matrixFile, err)
+		}
+	}
+	for _, r := range results {
+		if !r.ok() {
+			t.Errorf("%s (breaks %s): %s; failing rules %v; %s", r.Mutant, r.Rule, r.Verdict, r.FailedRules, r.Detail)
+		}
+	}
+}
+
+// runMutant runs the suite against m in a subprocess and judges the
+// outcome.
+func runMutant(ctx context.Context, dir string, m Mutant) killResult {
+	res := killResult{Mutant: m.Name, Rule: m.Rule}
+	start := time.Now()
+	out, rep, err := runSuite(ctx, dir, m.Name)
+	res.Duration = time.Since(start)
+	res.Races = racesBySpec(out)
+	if err != nil {
+		res.Verdict = verdictBroken
+		res.Detail = err.Error() + "\n" + tail(out, 40)
+		return res
+	}
+	h := rep.Harness(m.Name)
+	if h == nil {
+		res.Verdict = verdictBroken
+		res.Detail = "the report has no harness " + m.Name
+		return res
+	}
+	res.FailedRules = h.FailedRules
+	for _, s := range h.Specs {
+		if s.Status != conformance.StatusFailed {
+			continue
+		}
+		res.FailedSpecs++
+		if !slices.Contains(s.Labels, "model") {
+			res.FocusedRules = append(res.FocusedRules, s.Rules...)
+		}
+	}
+	slices.Sort(res.FocusedRules)
+	res.FocusedRules = slices.Compact(res.FocusedRules)
+	switch {
+	case m.Name == ControlName:
+		res.Verdict = verdictPassed
+		if res.FailedSpecs > 0 || len(res.Races) > 0 {
+			res.Verdict = verdictBroken
+			res.Detail = fmt.Sprintf("the memory adapter failed %d specs (rules %v) and raced in %v", res.FailedSpecs, h.FailedRules, res.Races)
+		}
+	case slices.Contains(res.FocusedRules, m.Rule):
+		res.Verdict = verdictKilled
+	case slices.Contains(h.FailedRules, m.Rule):
+		res.Verdict = verdictModelOnly
+	case m.NeedsRace && slices.Contains(res.Races, m.Rule):
+		res.Verdict = verdictKilled
+		res.Detail = "caught by the race detector"
+	case res.FailedSpecs > 0:
+		res.Verdict = verdictWrongRule
+		res.Detail = "no failing spec cites " + m.Rule
+	default:
+		res.Verdict = verdictSurvived
+		if len(res.Races) > 0 {
+			res.Detail = fmt.Sprintf("races reported during specs citing %v", res.Races)
+		}
+	}
+	return res
+}
+
+// runSuite re-executes this test binary to run TestMutantSuite for name
+// and returns its combined output and its conformance report. A failing
+// exit status is expected for mutants and is not an error.
+func runSuite(ctx context.Context, dir, name string) ([]byte, conformance.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, subprocessTimeout)
+	defer cancel()
+	reportPath := filepath.Join(dir, name+".json")
+	cmd := exec.CommandContext(ctx, os.Args[0],
+		"-test.run=^TestMutantSuite$", "-test.count=1", "-ginkgo.no-color")
+	cmd.Env = append(os.Environ(), envMutant+"="+name, envReport+"="+reportPath)
+	var out bytes.Buffer
+	// One buffer for both streams: they share one pipe, so the race
+	// detector's reports stay in order with the spec markers.
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return out.Bytes(), conformance.Report{}, fmt.Errorf("suite subprocess timed out after %v", subprocessTimeout)
+	}
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		return out.Bytes(), conformance.Report{}, fmt.Errorf("starting the suite subprocess: %w", runErr)
+	}
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		return out.Bytes(), conformance.Report{}, fmt.Errorf("no conformance report (exit status %v): %w", runErr, err)
+	}
+	var rep conformance.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return out.Bytes(), conformance.Report{}, fmt.Errorf("decoding the conformance report: %w", err)
+	}
+	return out.Bytes(), rep, nil
+}
+
+// racesBySpec returns, sorted and without duplicates, the rule IDs cited
+// by the specs during which the race detector reported a data race.
+func racesBySpec(out []byte) []string {
+	var rules []string
+	current := ""
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, markerStart):
+			current = strings.TrimPrefix(line, markerStart)
+		case strings.HasPrefix(line, markerEnd):
+			current = ""
+		case strings.Contains(line, "WARNING: DATA RACE"):
+			if current == "" {
+				rules = append(rules, "(outside any spec)")
+			}
+			for _, m := range citation.FindAllStringSubmatch(current, -1) {
+				rules = append(rules, m[1])
+			}
+		}
+	}
+	slices.Sort(rules)
+	return slices.Compact(rules)
+}
+
+// formatMatrix renders the kill matrix as an aligned table.
+func formatMatrix(rs []killResult, elapsed time.Duration) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MUTANT\tBREAKS\tVERDICT\tFAILED SPECS\tFAILING RULES (+model: model-based specs failed too)\tTIME")
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Verdict]++
+		failing := strings.Join(r.FocusedRules, " ")
+		if len(r.FailedRules) > len(r.FocusedRules) {
+			failing += " +model"
+		}
+		if len(r.Races) > 0 {
+			failing += " race:" + strings.Join(r.Races, ",")
+		}
+		rule := r.Rule
+		if rule == "" {
+			rule = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1fs\n", r.Mutant, rule, r.Verdict, r.FailedSpecs, failing, r.Duration.Seconds())
+	}
+	_ = tw.Flush()
+	mutants := len(rs) - 1
+	fmt.Fprintf(&b, "%d mutants: %d killed (%d by model-based specs only), %d survived, %d caught under another rule, %d need -race, %d errors; control %s; %.1fs wall time\n",
+		mutants, counts[verdictKilled]+counts[verdictModelOnly], counts[verdictModelOnly], counts[verdictSurvived], counts[verdictWrongRule], counts[verdictNeedsRace],
+		counts[verdictBroken], rs[0].Verdict, elapsed.Seconds())
+	return b.String()
+}
+
+// tail returns the last n lines of out.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
