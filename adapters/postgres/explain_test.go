@@ -107,6 +107,7 @@ func checkPlans(t *testing.T, s *Saver, ids []string) {
 		{"List thread+limit", spec.ListOptions{ThreadID: "deep", Limit: 10}, 10, nil},
 		{"List thread+before+limit", spec.ListOptions{ThreadID: "deep", Before: ids[5000], Limit: 10}, 10, nil},
 		{"List thread+filter+limit", spec.ListOptions{ThreadID: "deep", Filter: spec.Metadata{"parity": "even"}, Limit: 5}, 10, nil},
+		{"List thread+two-key filter+limit", spec.ListOptions{ThreadID: "deep", Filter: spec.Metadata{"source": "loop", "parity": "even"}, Limit: 5}, 10, nil},
 		{"List subgraph namespace", spec.ListOptions{ThreadID: "deep", Namespace: "child:1", Limit: 10}, 10, nil},
 		{"List all threads+limit", spec.ListOptions{AllNamespaces: true, Limit: 10}, 10, nil},
 		{"List all threads+before+limit", spec.ListOptions{AllNamespaces: true, Before: ids[100], Limit: 10}, 10, nil},
@@ -146,10 +147,11 @@ func checkPlans(t *testing.T, s *Saver, ids []string) {
 			if !sawCheckpoints {
 				t.Error("plan does not read checkpoints")
 			}
-			// A Sort over the whole thread would mean cost grows with depth.
+			// Sorting the page itself is fine; sorting more than a page
+			// (the whole thread, say) means cost grows with depth.
 			plan.walk(func(n planNode) {
-				if n.NodeType == "Sort" {
-					t.Errorf("plan sorts:\n%s", plan)
+				if n.NodeType == "Sort" && c.maxRows > 0 && n.ActualRows > c.maxRows {
+					t.Errorf("plan sorts %g rows", n.ActualRows)
 				}
 			})
 		})

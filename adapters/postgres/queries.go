@@ -22,7 +22,8 @@ type queries struct {
 	deleteRuns   string
 	pruneLatest  string
 	pruneAll     string
-	selectTuples string // SELECT ... FROM ... without WHERE/ORDER/LIMIT
+	pageInner    string // SELECT c.* FROM checkpoints c, before WHERE ... LIMIT
+	pageOuter    string // the page query around a %s for the filtered rows
 }
 
 func buildQueries(schema string) queries {
@@ -130,17 +131,19 @@ DELETE FROM {b} b WHERE b.thread_id = ANY($1::text[]) AND NOT EXISTS (
 db AS (DELETE FROM {b} WHERE thread_id = ANY($1::text[]))
 DELETE FROM {c} WHERE thread_id = ANY($1::text[])`)
 
-	// Each row carries the values its channel versions reference and its
-	// pending writes, aggregated by two lateral subqueries that use the
-	// primary keys of blobs and writes: a page of checkpoints is one
-	// round trip, with no query per checkpoint. The LIMIT 1 keeps the blob
-	// lookup a parameterised subquery (it cannot be flattened into a join),
-	// so each (channel, version) is one primary-key probe whatever the
-	// planner's statistics say; as a plain join, a planner without fresh
-	// statistics scanned every blob of the thread instead.
-	q.selectTuples = r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+	// A page is two nested SELECTs. The inner one reads the checkpoints in
+	// list order, which the primary key (or the global-order index)
+	// yields without sorting, applies the metadata filter and stops at the
+	// page size. The outer one brings each checkpoint's values and pending
+	// writes along, by two lateral subqueries over the primary keys of
+	// blobs and writes, for the page's rows only: a page is one round
+	// trip, with no query per checkpoint. The LIMIT 1 keeps each blob
+	// lookup a parameterised primary-key probe (as a plain join, a planner
+	// without statistics scanned every blob of the thread instead).
+	q.pageInner = r.Replace(`SELECT c.* FROM {c} c`)
+	q.pageOuter = r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
 	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.channels, pw.vals
-FROM {c} c
+FROM (%s) c
 LEFT JOIN LATERAL (
 	SELECT array_agg(cv.channel) AS channels, array_agg(v.value) AS vals
 	FROM unnest(c.channels, c.versions) AS cv(channel, version)
@@ -157,14 +160,17 @@ LEFT JOIN LATERAL (
 		array_agg(w.value ORDER BY w.task_id, w.idx) AS vals
 	FROM {w} w
 	WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
-) pw ON true`)
+) pw ON true
+ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns`)
 	return q
 }
 
-// sqlBuilder accumulates a WHERE clause and its parameters.
+// sqlBuilder accumulates the conditions of a page query and their
+// parameters: where for the ordered scan, filter for the metadata filter.
 type sqlBuilder struct {
-	where []string
-	args  []any
+	where  []string
+	filter []string
+	args   []any
 }
 
 // arg adds a parameter and returns its placeholder.
@@ -175,9 +181,9 @@ func (b *sqlBuilder) arg(v any) string {
 
 func (b *sqlBuilder) cond(c string) { b.where = append(b.where, c) }
 
-func (b *sqlBuilder) whereSQL() string {
-	if len(b.where) == 0 {
+func whereSQL(conds []string) string {
+	if len(conds) == 0 {
 		return ""
 	}
-	return "\nWHERE " + strings.Join(b.where, "\n\tAND ")
+	return "\nWHERE " + strings.Join(conds, "\n\tAND ")
 }

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -85,7 +86,7 @@ func (s *Saver) planList(opts spec.ListOptions) (*listPlan, error) {
 				return nil, fmt.Errorf("list: filter %q: %w", k, err)
 			}
 			kp := b.arg(escapeNUL(k))
-			b.cond("c.metadata ? " + kp + "::text AND c.metadata -> " + kp + "::text = " + b.arg(string(val)) + "::jsonb")
+			b.filter = append(b.filter, "c.metadata ? "+kp+"::text AND c.metadata -> "+kp+"::text = "+b.arg(string(val))+"::jsonb")
 		}
 	}
 	return p, nil
@@ -97,7 +98,7 @@ type cursor struct{ thread, ns, id string }
 // pageSQL returns the statement and arguments of the page after cur (nil
 // for the first page), holding at most n rows.
 func (s *Saver) pageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
-	b := sqlBuilder{where: slices.Clone(p.base.where), args: slices.Clone(p.base.args)}
+	b := sqlBuilder{where: slices.Clone(p.base.where), filter: p.base.filter, args: slices.Clone(p.base.args)}
 	if cur != nil {
 		if p.oneScope {
 			b.cond("c.checkpoint_id < " + b.arg(cur.id))
@@ -109,9 +110,19 @@ func (s *Saver) pageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
 				" OR (c.thread_id, c.checkpoint_ns) > (" + b.arg(cur.thread) + "::text, " + b.arg(cur.ns) + "::text))")
 		}
 	}
-	sql := s.q.selectTuples + b.whereSQL() +
+	conds := b.where
+	if len(b.filter) > 0 {
+		// The CASE makes the planner estimate the filter as matching half
+		// the rows, as it does for any opaque boolean. Left as plain
+		// jsonb comparisons, each key was estimated at 0.5 %, a two-key
+		// filter at "almost nothing", and the planner preferred filtering
+		// and sorting the whole thread to reading it in index order until
+		// the page is full: 250 ms instead of 1 ms at 10,000 checkpoints.
+		conds = append(slices.Clip(conds), "CASE WHEN "+strings.Join(b.filter, "\n\tAND ")+" THEN true ELSE false END")
+	}
+	inner := s.q.pageInner + whereSQL(conds) +
 		"\nORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns\nLIMIT " + strconv.Itoa(n)
-	return sql, b.args
+	return fmt.Sprintf(s.q.pageOuter, inner), b.args
 }
 
 // rawTuple is one scanned row, decoded after the page's rows are closed so
