@@ -309,7 +309,7 @@ var (
 // NormalizeTrace rewrites a JSON trace so that runs of the same scenario
 // compare equal: UUIDs (checkpoint and task IDs, also inside namespaces),
 // 32-hex interrupt IDs and channel versions become tokens numbered by first
-// appearance, and checkpoint timestamps a constant. The null task ID is kept.
+// appearance, checkpoint timestamps and error messages constants. The null task ID is kept.
 func NormalizeTrace(trace []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(trace))
 	dec.UseNumber()
@@ -345,8 +345,11 @@ func NormalizeTrace(trace []byte) ([]byte, error) {
 	walk = func(v any, key string) any {
 		switch x := v.(type) {
 		case string:
-			if key == "ts" {
+			switch key {
+			case "ts":
 				return "<ts>"
+			case "error":
+				return "<error>" // adapter-specific wording
 			}
 			return norm(x)
 		case []any:

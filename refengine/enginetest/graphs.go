@@ -35,7 +35,7 @@ func fanoutGraph(c *checker, cnt *counter, s spec.Saver, failures *atomic.Int64)
 
 var fanoutFailure = Scenario{
 	Name: "fanout_failure",
-	Rule: "ENGINE-FAILURE-RESUME",
+	Rule: "ENGINE-FAILURE-1",
 	Doc:  "a failing task saves __error__ next to its successful sibling's writes; resuming re-runs only the failed task (concurrent tasks, async durability)",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "fanout_failure"}
@@ -103,7 +103,7 @@ var fanoutFailure = Scenario{
 
 var sendMapReduce = Scenario{
 	Name: "send_map_reduce",
-	Rule: "ENGINE-SEND",
+	Rule: "ENGINE-SEND-1",
 	Doc:  "Sends are stored in __pregel_tasks, run as PUSH tasks with their own IDs and paths, and their results are applied in Send order whatever the completion order",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "send_map_reduce"}
@@ -180,7 +180,7 @@ var sendMapReduce = Scenario{
 
 var subgraphInterrupt = Scenario{
 	Name: "subgraph_interrupt",
-	Rule: "ENGINE-SUBGRAPH",
+	Rule: "ENGINE-SUBGRAPH-1",
 	Doc:  "a subgraph runs in namespace node:taskID with parents metadata, its interrupt is saved in both namespaces and bubbles to the root, and resuming continues the child without a new input checkpoint",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "subgraph_interrupt"}

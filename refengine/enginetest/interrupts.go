@@ -31,7 +31,7 @@ func askGraph(c *checker, cnt *counter, s spec.Saver) *refengine.Graph {
 
 var interruptResume = Scenario{
 	Name: "interrupt_resume",
-	Rule: "ENGINE-INTERRUPT",
+	Rule: "ENGINE-INTERRUPT-1",
 	Doc:  "a dynamic interrupt saves __interrupt__ against the last checkpoint; Command{Resume} stores __resume__ under the null task ID, re-runs only the interrupted node and keeps every write",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "interrupt_resume"}
@@ -99,7 +99,7 @@ var interruptResume = Scenario{
 
 var interruptTwice = Scenario{
 	Name: "interrupt_twice",
-	Rule: "ENGINE-INTERRUPT",
+	Rule: "ENGINE-INTERRUPT-2",
 	Doc:  "a node that interrupts twice gets its answers positionally: the saved __resume__ list is overwritten as it grows and read back on the next resume",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "interrupt_twice"}
@@ -175,7 +175,7 @@ func chainGraph(c *checker, cnt *counter, s spec.Saver, opts ...refengine.Option
 
 var staticInterrupts = Scenario{
 	Name: "static_interrupts",
-	Rule: "ENGINE-STATIC-INTERRUPT",
+	Rule: "ENGINE-STATIC-1",
 	Doc:  "interrupt_after=* stops after each node (not after the hidden start node); each resume advances one node; a node without writes saves __no_writes__",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "static_interrupts"}
@@ -221,7 +221,7 @@ var staticInterrupts = Scenario{
 
 var interruptBefore = Scenario{
 	Name: "interrupt_before",
-	Rule: "ENGINE-STATIC-INTERRUPT",
+	Rule: "ENGINE-STATIC-2",
 	Doc:  "interrupt_before stops with the node pending and nothing written for it; resuming runs it once",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "interrupt_before"}
@@ -260,7 +260,7 @@ var interruptBefore = Scenario{
 
 var parallelInterrupts = Scenario{
 	Name: "parallel_interrupts",
-	Rule: "ENGINE-MULTI-INTERRUPT",
+	Rule: "ENGINE-INTERRUPT-3",
 	Doc:  "two Send tasks running interrupting subgraphs: a plain resume is refused before any write, a resume map answers one at a time, the answered task is restored from its saved writes",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "parallel_interrupts"}

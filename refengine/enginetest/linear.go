@@ -74,7 +74,7 @@ func checkLinearStore(ctx context.Context, c *checker, s spec.Saver, thread stri
 
 var linear = Scenario{
 	Name: "linear",
-	Rule: "ENGINE-LINEAR",
+	Rule: "ENGINE-LINEAR-1",
 	Doc:  "a linear graph stores LangGraph's exact checkpoints, pending writes and call sequence (sync durability)",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "linear"}
@@ -139,7 +139,7 @@ var linear = Scenario{
 
 var linearAsync = Scenario{
 	Name: "linear_async",
-	Rule: "ENGINE-WRITES-FIRST",
+	Rule: "ENGINE-ASYNC-1",
 	Doc:  "with async durability the writes of a superstep reach the saver before the checkpoint they belong to, and are kept",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "linear_async"}
@@ -164,7 +164,7 @@ var linearAsync = Scenario{
 
 var linearConcurrent = Scenario{
 	Name: "linear_concurrent",
-	Rule: "ENGINE-CONCURRENT",
+	Rule: "ENGINE-ASYNC-2",
 	Doc:  "several threads run concurrently with background saver calls (async durability) and each stores the exact linear history",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "linear_concurrent"}

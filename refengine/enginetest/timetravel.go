@@ -10,7 +10,7 @@ import (
 
 var updateFork = Scenario{
 	Name: "update_fork",
-	Rule: "ENGINE-UPDATE-STATE",
+	Rule: "ENGINE-UPDATE-1",
 	Doc:  "UpdateState on an old checkpoint saves the update as that checkpoint's task writes and a sibling checkpoint (source update); continuing from it runs only what follows",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "update_fork"}
@@ -122,7 +122,7 @@ func humanGraph(c *checker, cnt *counter, s spec.Saver) *refengine.Graph {
 
 var replayHistory = Scenario{
 	Name: "replay_history",
-	Rule: "ENGINE-REPLAY",
+	Rule: "ENGINE-REPLAY-1",
 	Doc:  "replaying from an old checkpoint writes a fork (source fork) and re-runs from there, interrupts fire again, the new branch becomes the latest; History honours before, limit and filter",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "replay_history"}
@@ -209,7 +209,7 @@ var replayHistory = Scenario{
 
 var exitDurability = Scenario{
 	Name: "exit_durability",
-	Rule: "ENGINE-EXIT",
+	Rule: "ENGINE-EXIT-1",
 	Doc:  "exit durability writes one checkpoint per invocation, parented to the previous invocation's, followed by the pending writes of an unfinished superstep",
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "exit_durability"}

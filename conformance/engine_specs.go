@@ -1,0 +1,76 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
+)
+
+// The engine group drives the saver under test through refengine, the
+// reference Pregel engine, with the scenarios of package enginetest: the
+// paths real savers break on (pending writes replayed on resume, interrupts,
+// subgraph namespaces, time travel, writes racing their checkpoint) checked
+// end to end. Each spec cites the ENGINE-* rule of its scenario.
+
+// lEngine is the label of the engine group.
+var lEngine = g.Label("engine")
+
+func init() { extraGroups = append(extraGroups, engineSpecs) }
+
+func engineSpecs(h Harness) {
+	g.Describe("driven by the reference engine", lEngine, func() {
+		for _, sc := range enginetest.All() {
+			check(fmt.Sprintf("[%s] %s", sc.Rule, sc.Doc), lEngine, func(ctx context.Context) {
+				s, cleanup, err := h.New(ctx)
+				Expect(err).NotTo(HaveOccurred(), "Harness.New")
+				if cleanup != nil {
+					g.DeferCleanup(cleanup)
+				}
+				env := &enginetest.Env{Saver: s}
+				err = sc.Run(ctx, env)
+				if err != nil {
+					err = fmt.Errorf("%w\nsaver calls of the scenario:\n%s", err, callSummary(env.Calls))
+				}
+				Expect(err).NotTo(HaveOccurred())
+			})
+		}
+	})
+}
+
+// callSummary renders recorded saver calls one per line, for failure
+// messages.
+func callSummary(calls []refengine.Call) string {
+	const maxLines = 60
+	var out string
+	for i, c := range calls {
+		if i == maxLines {
+			out += fmt.Sprintf("  ... %d more\n", len(calls)-maxLines)
+			break
+		}
+		line := fmt.Sprintf("  %s ns=%q id=%s", c.Method, c.Config.CheckpointNS, c.Config.CheckpointID)
+		switch c.Method {
+		case refengine.MethodPut:
+			line += fmt.Sprintf(" -> %s %v", c.Checkpoint.ID, c.Metadata)
+		case refengine.MethodPutWrites:
+			chans := make([]string, len(c.Writes))
+			for j, w := range c.Writes {
+				chans[j] = w.Channel
+			}
+			line += fmt.Sprintf(" task=%s %v", c.TaskID, chans)
+		case refengine.MethodGetTuple:
+			if c.Tuple != nil {
+				line += " -> " + c.Tuple.Config.CheckpointID
+			}
+		}
+		if c.Err != "" {
+			line += " error: " + c.Err
+		}
+		out += line + "\n"
+	}
+	return out
+}
