@@ -42,10 +42,15 @@ func putSpecs(e *env) {
 					Expect(keysOf(got)).To(Equal([]string{keyString(t.Config)}), "wildcard-like characters must match literally")
 				}
 			}
-			// "%" and "_" are LIKE wildcards; they must not match other IDs.
-			e.put(ctx, "a_c", "", "", "x", nil)
-			e.put(ctx, "abc", "", "", "x", nil)
-			Expect(keysOf(e.list(ctx, spec.ListOptions{ThreadID: "a_c"}))).To(Equal([]string{keyString(spec.Config{ThreadID: "a_c", CheckpointID: "x"})}))
+			// "%" and "_" are LIKE wildcards; they must not match other IDs,
+			// and no ID matches by prefix.
+			for _, th := range []string{"a_c", "abc", "a", "a_", "ab"} {
+				e.put(ctx, th, "s", "", "x", nil)
+				e.put(ctx, th, "s:1", "", "x", nil)
+			}
+			for _, th := range []string{"a_c", "a", "a_"} {
+				Expect(keysOf(e.list(ctx, spec.ListOptions{ThreadID: th, Namespace: "s"}))).To(Equal([]string{k(th, "s", "x")}), "thread %q", th)
+			}
 			e.expectMissing(ctx, "a%", "", "")
 			e.expectMissing(ctx, "abc", "", "_")
 		})
@@ -164,8 +169,21 @@ func putSpecs(e *env) {
 			cp.VersionsSeen = seen
 			cp.UpdatedChannels = []string{"a"}
 			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, meta, spec.Versions{"a": "1", "b": "1"})
-			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: map[string]any{"k": "v"}})
-			want := e.get(ctx, "t", "", "c1")
+			wv := map[string]any{"w": "x"}
+			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: wv})
+			unchanged := func(what string) {
+				g.GinkgoHelper()
+				for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+					expectSame(t.Checkpoint.ChannelValues, map[string]any{"a": map[string]any{"k": []any{int64(1)}}, "b": []byte("xy")}, what+": values")
+					expectSame(map[string]any(t.Metadata), map[string]any{"m": map[string]any{"k": "v"}, "l": []any{"x"}}, what+": metadata")
+					Expect(t.Checkpoint.ChannelVersions).To(Equal(spec.Versions{"a": "1", "b": "1"}), what+": versions")
+					Expect(t.Checkpoint.VersionsSeen).To(Equal(map[string]spec.Versions{"n": {"a": "1"}}), what+": versions seen")
+					Expect(t.Checkpoint.UpdatedChannels).To(Equal([]string{"a"}), what+": updated channels")
+					Expect(t.PendingWrites).To(HaveLen(1))
+					expectSame(t.PendingWrites[0].Value, map[string]any{"w": "x"}, what+": write")
+				}
+			}
+			unchanged("before any mutation")
 
 			vals["a"].(map[string]any)["k"] = "changed"
 			vals["new"] = 1
@@ -174,18 +192,24 @@ func putSpecs(e *env) {
 			seen["n"]["a"] = "9"
 			meta["m"].(map[string]any)["k"] = "changed"
 			meta["l"].([]any)[0] = "changed"
+			meta["new"] = 1
 			cp.UpdatedChannels[0] = "changed"
-			e.expectStill(ctx, want)
+			wv["w"] = "changed"
+			unchanged("after mutating Put's arguments")
 
-			got := e.get(ctx, "t", "", "c1")
-			got.Checkpoint.ChannelValues["a"].(map[string]any)["k"] = "changed"
-			got.Checkpoint.ChannelValues["b"].([]byte)[0] = 'Z'
-			got.Checkpoint.ChannelVersions["a"] = "9"
-			got.Checkpoint.VersionsSeen["n"]["a"] = "9"
-			got.Checkpoint.UpdatedChannels[0] = "changed"
-			got.Metadata["m"].(map[string]any)["k"] = "changed"
-			got.PendingWrites[0].Value.(map[string]any)["k"] = "changed"
-			e.expectStill(ctx, want)
+			for _, got := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+				got.Checkpoint.ChannelValues["a"].(map[string]any)["k"] = "changed"
+				got.Checkpoint.ChannelValues["b"].([]byte)[0] = 'Z'
+				got.Checkpoint.ChannelValues["new"] = 1
+				got.Checkpoint.ChannelVersions["a"] = "9"
+				got.Checkpoint.VersionsSeen["n"]["a"] = "9"
+				got.Checkpoint.UpdatedChannels[0] = "changed"
+				got.Metadata["m"].(map[string]any)["k"] = "changed"
+				got.Metadata["new"] = 1
+				got.PendingWrites[0].Value.(map[string]any)["w"] = "changed"
+				got.PendingWrites[0].TaskID = "changed"
+			}
+			unchanged("after mutating returned tuples")
 		})
 
 		check("[PUT-13] returns empty, non-nil maps for nil inputs", lPut, func(ctx context.Context) {
@@ -202,12 +226,3 @@ func putSpecs(e *env) {
 	})
 }
 
-// expectStill asserts that the stored tuple still equals want, including
-// versions, versions seen and updated channels.
-func (e *env) expectStill(ctx context.Context, want *spec.Tuple) {
-	g.GinkgoHelper()
-	got := e.get(ctx, want.Config.ThreadID, want.Config.CheckpointNS, want.Config.CheckpointID)
-	expectTuple(got, want)
-	Expect(got.Checkpoint.VersionsSeen).To(Equal(want.Checkpoint.VersionsSeen))
-	Expect(got.Checkpoint.UpdatedChannels).To(Equal(want.Checkpoint.UpdatedChannels))
-}
