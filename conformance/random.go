@@ -68,8 +68,8 @@ func (o op) String() string {
 
 // Pools of adversarial names the generator draws from.
 var (
-	rThreads  = []string{"t|1", "t:2%", "ü_'\""}
-	rNS       = []string{"", "a:1|b:2", "%_\\"}
+	rThreads  = []string{"t", "t|1", "t:2%", "ü_'\""}
+	rNS       = []string{"", "a:1", "a:1|b:2", "%_\\"}
 	rIDs      = []string{"1", "10", "2", "9", "a|b", "é", "%_"}
 	rChannels = []string{"x", "y", "z"}
 	rWriteChs = []string{"c1", "c2", spec.ErrorChannel, spec.InterruptChannel, spec.ResumeChannel}

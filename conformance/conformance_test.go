@@ -1,0 +1,202 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/adapters/memory"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// minimal hides the optional capabilities of the memory saver.
+type minimal struct{ s spec.Saver }
+
+func (m minimal) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+	return m.s.Put(ctx, cfg, cp, md, nv)
+}
+func (m minimal) PutWrites(ctx context.Context, cfg spec.Config, ws []spec.Write, task, path string) error {
+	return m.s.PutWrites(ctx, cfg, ws, task, path)
+}
+func (m minimal) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
+	return m.s.GetTuple(ctx, cfg)
+}
+func (m minimal) List(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+	return m.s.List(ctx, o)
+}
+func (m minimal) DeleteThread(ctx context.Context, th string) error { return m.s.DeleteThread(ctx, th) }
+
+func newMemory(context.Context) (spec.Saver, func(), error) { return memory.New(), nil, nil }
+
+// TestSuite runs the suite on three harnesses at once: the memory saver
+// (must be FULL), the memory saver with skips (BASE, skips reported) and
+// the memory saver without its optional interfaces (BASE, not supported).
+// It also checks the JSON report.
+func TestSuite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.json")
+	t.Setenv("CHECKPOINTKIT_REPORT_JSON", path)
+	Describe(Harness{Name: "memory", New: newMemory})
+	Describe(Harness{Name: "memory-skips", New: newMemory, Skip: map[string]string{"prune": "no pruning here", "LIST-FILTER-3": "numbers differ"}})
+	Describe(Harness{Name: "memory-minimal", New: func(ctx context.Context) (spec.Saver, func(), error) {
+		return minimal{memory.New()}, nil, nil
+	}})
+	Run(t, Harness{Name: "memory-run", New: newMemory})
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Seed != seed() || len(rep.Harnesses) != 4 {
+		t.Fatalf("report: seed %d, %d harnesses", rep.Seed, len(rep.Harnesses))
+	}
+	for _, name := range []string{"memory", "memory-run"} {
+		h := rep.Harness(name)
+		if h.Level != LevelFull || len(h.FailedRules) != 0 || len(h.UncitedRules)+len(h.UnknownRules) != 0 {
+			t.Errorf("%s: level %s, failed %v, uncited %v, unknown %v", name, h.Level, h.FailedRules, h.UncitedRules, h.UnknownRules)
+		}
+		if len(h.Rules) != len(Rules()) || len(h.Specs) < 150 {
+			t.Errorf("%s: %d rules, %d specs", name, len(h.Rules), len(h.Specs))
+		}
+		for _, r := range h.Rules {
+			if r.Status != StatusPassed {
+				t.Errorf("%s: rule %s is %s", name, r.ID, r.Status)
+			}
+		}
+	}
+
+	sk := rep.Harness("memory-skips")
+	if sk.Level != LevelPartial { // LIST-FILTER-3 is in the base capability list
+		t.Errorf("memory-skips: level %s, want PARTIAL", sk.Level)
+	}
+	for _, c := range sk.Capabilities {
+		switch c.Name {
+		case "prune":
+			if c.Status != StatusSkipped || c.Passed != 0 || !slices.ContainsFunc(c.SkipReasons, func(r string) bool { return strings.Contains(r, "no pruning here") }) {
+				t.Errorf("memory-skips: prune row %+v", c)
+			}
+		case "list":
+			if c.Status != StatusSkipped || c.Skipped != 1 {
+				t.Errorf("memory-skips: list row %+v", c)
+			}
+		}
+	}
+	for _, r := range sk.Rules {
+		if r.ID == "LIST-FILTER-3" && (r.Status != StatusSkipped || r.Skipped != 1) {
+			t.Errorf("memory-skips: rule %+v", r)
+		}
+	}
+
+	mn := rep.Harness("memory-minimal")
+	if mn.Level != LevelBase {
+		t.Errorf("memory-minimal: level %s, want BASE", mn.Level)
+	}
+	for _, c := range mn.Capabilities {
+		if c.Optional != (c.Status == StatusNotSupported) {
+			t.Errorf("memory-minimal: capability %+v", c)
+		}
+	}
+}
+
+func TestRulesParse(t *testing.T) {
+	rs := Rules()
+	if len(rs) < 100 {
+		t.Fatalf("only %d rules parsed from SPEC.md", len(rs))
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.ID] {
+			t.Errorf("rule %s defined twice", r.ID)
+		}
+		seen[r.ID] = true
+		if len(r.Text) < 20 {
+			t.Errorf("rule %s has a short text %q", r.ID, r.Text)
+		}
+	}
+	// Continuation lines belong to their rule; the next rule starts anew.
+	got := parseRules("intro\n- **A-1** first line\n  second line\n- **A-2** other\n\n- not a rule\n## H\n- **B-10** x `y`\n")
+	want := []Rule{{"A-1", "first line second line"}, {"A-2", "other"}, {"B-10", "x `y`"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseRules: got %q, want %q", got, want)
+	}
+}
+
+func TestCitations(t *testing.T) {
+	if ids := ruleIDsIn("[PUT-1][LIST-BEFORE-2] text [x] [NOPE] [WRITES-10]"); !slices.Equal(ids, []string{"PUT-1", "LIST-BEFORE-2", "WRITES-10"}) {
+		t.Errorf("ruleIDsIn: %v", ids)
+	}
+	var texts []string
+	for _, r := range Rules() {
+		if r.ID != "PUT-1" {
+			texts = append(texts, "["+r.ID+"] spec")
+		}
+	}
+	texts = append(texts, "[PUT-999] spec", "[PUT-999][NS-77] again")
+	uncited, unknown := citationProblems(texts)
+	if !slices.Equal(uncited, []string{"PUT-1"}) || !slices.Equal(unknown, []string{"NS-77", "PUT-999"}) {
+		t.Errorf("citationProblems: uncited %v, unknown %v", uncited, unknown)
+	}
+}
+
+// TestModelAgreesWithMemory runs many more random sequences than the suite
+// does, with every optional operation, to check that the generator only
+// produces sequences on which a correct saver and the model agree.
+func TestModelAgreesWithMemory(t *testing.T) {
+	ctx := context.Background()
+	h := Harness{New: newMemory}
+	n := uint64(150)
+	if testing.Short() {
+		n = 20
+	}
+	for sd := range n {
+		ops := genSequence(sd, 60, caps{copy: true, runs: true, prune: true})
+		if !validSequence(ops) {
+			t.Fatalf("seed %d: generated an invalid sequence", sd)
+		}
+		if at, why := runSequence(ctx, h, ops); at >= 0 {
+			t.Fatalf("seed %d: op %d diverges: %s\n%s", sd, at, why, reproduction(ops[:at+1]))
+		}
+	}
+}
+
+// beforeIgnored is a broken saver whose List ignores Before.
+type beforeIgnored struct{ minimal }
+
+func (b beforeIgnored) List(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+	o.Before = ""
+	return b.s.List(ctx, o)
+}
+
+// TestShrink checks that a divergence found by a random sequence shrinks to
+// a short reproduction that still diverges.
+func TestShrink(t *testing.T) {
+	ctx := context.Background()
+	h := Harness{New: func(context.Context) (spec.Saver, func(), error) { return beforeIgnored{minimal{memory.New()}}, nil, nil }}
+	for sd := range uint64(50) {
+		ops := genSequence(sd, randOps, caps{})
+		if at, _ := runSequence(ctx, h, ops); at < 0 {
+			continue
+		}
+		small, at, why := shrink(ctx, h, ops)
+		if len(small) > 4 || at != len(small)-1 || !validSequence(small) {
+			t.Fatalf("seed %d: shrunk to %d ops (divergence at %d): %s\n%s", sd, len(small), at, why, reproduction(small))
+		}
+		if again, _ := runSequence(ctx, h, small); again != at {
+			t.Fatalf("seed %d: the shrunk sequence does not reproduce", sd)
+		}
+		if last := small[len(small)-1]; last.kind != opList || last.opts.Before == "" {
+			t.Errorf("seed %d: last op %s should be a List with Before", sd, last)
+		}
+		t.Logf("seed %d: %d ops shrunk to %d:\n%s%s", sd, len(ops), len(small), reproduction(small), why)
+		return
+	}
+	t.Fatal("no random sequence caught a saver that ignores Before")
+}
