@@ -179,7 +179,9 @@ func (b beforeIgnored) List(ctx context.Context, o spec.ListOptions) iter.Seq2[*
 // a short reproduction that still diverges.
 func TestShrink(t *testing.T) {
 	ctx := context.Background()
-	h := Harness{New: func(context.Context) (spec.Saver, func(), error) { return beforeIgnored{minimal{memory.New()}}, nil, nil }}
+	h := Harness{New: func(context.Context) (spec.Saver, func(), error) {
+		return beforeIgnored{minimal{memory.New()}}, nil, nil
+	}}
 	for sd := range uint64(50) {
 		ops := genSequence(sd, randOps, caps{})
 		if at, _ := runSequence(ctx, h, ops); at < 0 {

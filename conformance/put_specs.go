@@ -225,4 +225,3 @@ func putSpecs(e *env) {
 		})
 	})
 }
-
