@@ -91,15 +91,24 @@ func newTestSaver(tb testing.TB, opts ...Option) *Saver {
 	return s
 }
 
-// schemaPool hands out empty, set-up schemas and takes them back after a
-// spec, emptying them with one TRUNCATE, which is several times faster than
-// creating and migrating a schema per spec (see BENCHMARKS.md).
+// Isolation strategies for conformance specs; see schemaPool.
+const (
+	isolateTruncate = "truncate" // reuse schemas, emptied with TRUNCATE
+	isolateDelete   = "delete"   // reuse schemas, emptied with DELETE
+	isolateSchema   = "schema"   // a new schema per spec, dropped after it
+)
+
+// schemaPool hands out empty, set-up schemas. With isolateTruncate or
+// isolateDelete it takes them back after a spec, emptied, for the next one;
+// with isolateSchema every spec creates, migrates and drops its own.
+// BENCHMARKS.md has the measured cost of each.
 type schemaPool struct {
-	pool   *pgxpool.Pool
-	prefix string
-	mu     sync.Mutex
-	free   []*Saver
-	all    []*Saver
+	pool     *pgxpool.Pool
+	prefix   string
+	strategy string
+	mu       sync.Mutex
+	free     []*Saver
+	all      []*Saver
 }
 
 func (p *schemaPool) acquire(ctx context.Context, opts ...Option) (*Saver, func(), error) {
@@ -119,14 +128,22 @@ func (p *schemaPool) acquire(ctx context.Context, opts ...Option) (*Saver, func(
 		if err := s.Setup(ctx); err != nil {
 			return nil, nil, err
 		}
+		if p.strategy == isolateSchema {
+			return s, func() { _ = s.DropSchema(context.Background()) }, nil
+		}
 		p.mu.Lock()
 		p.all = append(p.all, s)
 		p.mu.Unlock()
 	}
 	release := func() {
-		_, err := p.pool.Exec(context.Background(), "TRUNCATE "+s.q.checkpoints+", "+s.q.blobs+", "+s.q.writes)
+		var err error
+		if p.strategy == isolateDelete {
+			_, err = p.pool.Exec(context.Background(), "WITH a AS (DELETE FROM "+s.q.writes+"), b AS (DELETE FROM "+s.q.blobs+") DELETE FROM "+s.q.checkpoints)
+		} else {
+			_, err = p.pool.Exec(context.Background(), "TRUNCATE "+s.q.checkpoints+", "+s.q.blobs+", "+s.q.writes)
+		}
 		if err != nil {
-			return // leave it out of the free list; dropped at the end
+			return // not reused; dropped at the end
 		}
 		p.mu.Lock()
 		p.free = append(p.free, s)
