@@ -1,0 +1,505 @@
+// Command matrix runs checkpointkit's conformance suite against a set of
+// backends and prints one matrix: rows are capabilities, columns are
+// backends, cells say passed / failed / skipped / not supported with
+// counts, and each backend's conformance level closes its column.
+//
+// For every backend it runs, from the current directory,
+//
+//	go test -json -count=1 -run '^TestConformance$' ./adapters/<backend>/ \
+//	    -ginkgo.v -ginkgo.no-color -ginkgo.junit-report=<out>/<backend>.junit.xml
+//
+// with CHECKPOINTKIT_REPORT_JSON=<out>/<backend>.report.json, shows its
+// progress (backend, capability group, specs done, elapsed), and keeps its
+// full output in <out>/<backend>.log. The combined result is written to
+// <out>/matrix.json and <out>/matrix.txt. The exit status is non-zero if
+// any backend failed.
+//
+// This program does not start database servers: the postgres and mongo
+// backends need CHECKPOINTKIT_POSTGRES_DSN and CHECKPOINTKIT_MONGO_URI. The
+// ci/matrix script starts throwaway servers when those are not set and then
+// runs this program. A backend may also be given as NAME=PACKAGE (for
+// example redis=./ in a third-party adapter's repository).
+//
+// Usage:
+//
+//	go run ./ci/cmd/matrix [-backends memory,sqlite,...] [-out DIR] [-label-filter EXPR]
+//	    [-focus REGEXP] [-race] [-min-level FULL] [-json] [-- extra go test flags]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/ci/internal/testjson"
+	"github.com/checkpointkit/checkpointkit/conformance"
+)
+
+// builtin maps the built-in backend names to their Go packages and the
+// environment variable that must name their server.
+var builtin = []struct {
+	name, pkg, env string
+}{
+	{"memory", "./adapters/memory", ""},
+	{"sqlite", "./adapters/sqlite", ""},
+	{"postgres", "./adapters/postgres", "CHECKPOINTKIT_POSTGRES_DSN"},
+	{"mongo", "./adapters/mongo", "CHECKPOINTKIT_MONGO_URI"},
+}
+
+// options are the command-line flags.
+type options struct {
+	backends    []backend
+	out         string
+	labelFilter string
+	focus       string
+	run         string
+	tags        string
+	timeout     string
+	race        bool
+	jsonOut     bool
+	verbose     bool
+	minLevel    conformance.Level
+	heartbeat   time.Duration
+	parallel    int
+	extra       []string // go test flags after "--"
+}
+
+// backend is one column to run.
+type backend struct {
+	name, pkg, env string
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := run(ctx, opts, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var backends, minLevel string
+	fs.StringVar(&backends, "backends", "", "comma-separated backends: memory, sqlite, postgres, mongo, or NAME=PACKAGE (default: memory, sqlite, and postgres/mongo when their connection string is set)")
+	fs.StringVar(&o.out, "out", filepath.Join("out", "matrix"), "output directory for the JUnit XML, JSON reports and logs")
+	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'list' or 'put || get_tuple' (one capability)")
+	fs.StringVar(&o.focus, "focus", "", "Ginkgo focus regexp on spec texts, e.g. 'LIST-BEFORE-2' (one rule)")
+	fs.StringVar(&o.run, "run", "^TestConformance$", "go test -run pattern selecting the conformance test")
+	fs.StringVar(&o.tags, "tags", "", "go build tags")
+	fs.StringVar(&o.timeout, "timeout", "10m", "go test -timeout for each backend")
+	fs.BoolVar(&o.race, "race", false, "build with the race detector")
+	fs.BoolVar(&o.jsonOut, "json", false, "print the combined matrix as JSON on stdout (the table and progress go to stderr)")
+	fs.BoolVar(&o.verbose, "v", false, "stream the full test output instead of progress lines")
+	fs.StringVar(&minLevel, "min-level", "", "fail a backend whose level is below this: BASE or FULL (default: fail only on failed specs)")
+	fs.IntVar(&o.parallel, "parallel", 1, "run this many backends at once")
+	fs.DurationVar(&o.heartbeat, "heartbeat", 10*time.Second, "print a progress line at least this often")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: matrix [flags] [-- extra go test or test binary flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.extra = fs.Args()
+	switch conformance.Level(minLevel) {
+	case "", conformance.LevelNone:
+	case conformance.LevelPartial, conformance.LevelBase, conformance.LevelFull:
+		o.minLevel = conformance.Level(minLevel)
+	default:
+		return o, fmt.Errorf("-min-level %q: want PARTIAL, BASE or FULL", minLevel)
+	}
+	var err error
+	o.backends, err = parseBackends(backends)
+	return o, err
+}
+
+// parseBackends resolves the -backends list.
+func parseBackends(list string) ([]backend, error) {
+	var names []string
+	if strings.TrimSpace(list) == "" {
+		for _, b := range builtin {
+			if b.env == "" || os.Getenv(b.env) != "" {
+				names = append(names, b.name)
+			}
+		}
+	} else {
+		for _, n := range strings.Split(list, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	var out []backend
+	for _, n := range names {
+		var b backend
+		if name, pkg, ok := strings.Cut(n, "="); ok {
+			b = backend{name: name, pkg: pkg}
+		} else {
+			i := slices.IndexFunc(builtin, func(x struct{ name, pkg, env string }) bool { return x.name == n })
+			if i < 0 {
+				return nil, fmt.Errorf("unknown backend %q (want memory, sqlite, postgres, mongo or NAME=PACKAGE)", n)
+			}
+			b = backend(builtin[i])
+		}
+		if slices.ContainsFunc(out, func(x backend) bool { return x.name == b.name }) {
+			return nil, fmt.Errorf("backend %q given twice", b.name)
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no backends to run")
+	}
+	return out, nil
+}
+
+// run runs every backend, prints the matrix and reports whether all
+// backends passed.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error) {
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return false, err
+	}
+	o.out = out
+	for _, b := range o.backends {
+		if b.env != "" && os.Getenv(b.env) == "" {
+			return false, fmt.Errorf("backend %s needs %s (ci/matrix starts a throwaway server when it is not set)", b.name, b.env)
+		}
+	}
+	names := make([]string, len(o.backends))
+	for i, b := range o.backends {
+		names[i] = b.name
+	}
+	fmt.Fprintf(stderr, "conformance matrix: %s -> %s\n", strings.Join(names, ", "), out)
+	start := time.Now()
+	results := make([]Result, len(o.backends))
+	sem := make(chan struct{}, max(1, o.parallel))
+	var wg sync.WaitGroup
+	for i, b := range o.backends {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			results[i] = Result{Backend: b.name, Package: b.pkg, Problems: []string{"interrupted"}}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = runBackend(ctx, o, b, stderr)
+		}()
+	}
+	wg.Wait()
+	m := newMatrix(results)
+	if ctx.Err() != nil {
+		m.Passed = false
+	}
+
+	var text bytes.Buffer
+	m.WriteText(&text)
+	fmt.Fprintf(&text, "\nconformance matrix: %d backends in %.1fs, results in %s\n", len(results), time.Since(start).Seconds(), out)
+	if err := os.WriteFile(filepath.Join(out, "matrix.txt"), text.Bytes(), 0o644); err != nil {
+		return false, err
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(filepath.Join(out, "matrix.json"), append(data, '\n'), 0o644); err != nil {
+		return false, err
+	}
+	closing := fmt.Sprintf("conformance: %d passed, %d failed, %d skipped\n",
+		m.Specs.Passed, m.Specs.Failed, m.Specs.Skipped+m.Specs.NotSupported)
+	if o.jsonOut {
+		fmt.Fprint(stderr, text.String())
+		fmt.Fprint(stderr, closing)
+		fmt.Fprintln(stdout, string(data))
+	} else {
+		fmt.Fprint(stdout, text.String())
+		fmt.Fprint(stdout, closing)
+	}
+	return m.Passed, nil
+}
+
+// goTestArgs builds the go test command line for backend b.
+func goTestArgs(o options, b backend, junit string) []string {
+	args := []string{"test", "-json", "-count=1", "-timeout", o.timeout, "-run", o.run}
+	if o.race {
+		args = append(args, "-race")
+	}
+	if o.tags != "" {
+		args = append(args, "-tags", o.tags)
+	}
+	args = append(args, b.pkg, "-ginkgo.v", "-ginkgo.no-color", "-ginkgo.junit-report="+junit)
+	if o.labelFilter != "" {
+		args = append(args, "-ginkgo.label-filter="+o.labelFilter)
+	}
+	if o.focus != "" {
+		args = append(args, "-ginkgo.focus="+o.focus)
+	}
+	return append(args, o.extra...)
+}
+
+// runBackend runs the conformance test of one backend and collects its
+// result.
+func runBackend(ctx context.Context, o options, b backend, stderr io.Writer) Result {
+	r := Result{
+		Backend:    b.name,
+		Package:    b.pkg,
+		JUnit:      filepath.Join(o.out, b.name+".junit.xml"),
+		ReportJSON: filepath.Join(o.out, b.name+".report.json"),
+		Log:        filepath.Join(o.out, b.name+".log"),
+	}
+	for _, f := range []string{r.JUnit, r.ReportJSON, r.Log} {
+		_ = os.Remove(f) // never read a previous run's files
+	}
+	args := goTestArgs(o, b, r.JUnit)
+	r.Command = "go " + shellJoin(args)
+	fmt.Fprintf(stderr, "\n== %s: CHECKPOINTKIT_REPORT_JSON=%s %s\n", b.name, r.ReportJSON, r.Command)
+
+	start := time.Now()
+	problems, goTest := execGoTest(ctx, o, b, args, r, stderr)
+	r.ElapsedSeconds = time.Since(start).Seconds()
+	r.Problems = problems
+
+	noGinkgo := false
+	if data, err := os.ReadFile(r.ReportJSON); err != nil {
+		log, _ := os.ReadFile(r.Log)
+		noGinkgo = bytes.Contains(log, []byte("flag provided but not defined: -ginkgo."))
+		if noGinkgo {
+			r.Problems = append(r.Problems, "the test binary has no Ginkgo flags: this build of "+b.pkg+" has no conformance test (behind a build tag? see -tags)")
+		} else {
+			r.Problems = append(r.Problems, "no conformance report was written ("+r.ReportJSON+")")
+		}
+	} else {
+		var rep conformance.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			r.Problems = append(r.Problems, "unreadable conformance report: "+err.Error())
+		} else {
+			r.Report = &rep
+			r.Problems = append(r.Problems, reportProblems(rep, o.minLevel)...)
+		}
+	}
+	switch {
+	case noGinkgo:
+	case goTest.ran == 0 && goTest.skipped == 0:
+		r.Problems = append(r.Problems, fmt.Sprintf("go test ran no test matching %q in %s", o.run, b.pkg))
+	case goTest.skipped > 0:
+		r.Problems = append(r.Problems, "the conformance test was skipped: "+goTest.skipReason)
+	}
+	r.Passed = len(r.Problems) == 0
+	if !r.Passed && r.Report == nil && !noGinkgo {
+		tail(stderr, r.Log, 40)
+	}
+	verdict := "passed"
+	if !r.Passed {
+		verdict = "FAILED: " + strings.Join(r.Problems, "; ")
+	}
+	fmt.Fprintf(stderr, "== %s: %s in %.1fs\n", b.name, verdict, r.ElapsedSeconds)
+	return r
+}
+
+// goTestOutcome summarises the go-test-level events of a run.
+type goTestOutcome struct {
+	ran, skipped int
+	skipReason   string
+	// failures holds the last output lines of each failed test.
+	failures []string
+}
+
+// execGoTest runs go test, streaming its events into the log file and the
+// progress printer. It returns the problems found at the go test level.
+func execGoTest(ctx context.Context, o options, b backend, args []string, r Result, stderr io.Writer) ([]string, goTestOutcome) {
+	var problems []string
+	var outcome goTestOutcome
+	logFile, err := os.Create(r.Log)
+	if err != nil {
+		return []string{err.Error()}, outcome
+	}
+	defer logFile.Close()
+
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Env = append(os.Environ(), "CHECKPOINTKIT_REPORT_JSON="+r.ReportJSON)
+	// On interrupt, let go test stop its test binary cleanly first.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return []string{err.Error()}, outcome
+	}
+	cmd.Stderr = io.MultiWriter(logFile, stderr)
+	if err := cmd.Start(); err != nil {
+		return []string{"starting go test: " + err.Error()}, outcome
+	}
+
+	p := newProgress(stderr, b.name, o.heartbeat)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if !o.verbose {
+					p.tick()
+				}
+			}
+		}
+	}()
+	lastOutput := map[string][]string{}
+	readErr := testjson.Read(stdout, func(e testjson.Event) {
+		switch e.Action {
+		case testjson.ActionOutput, testjson.ActionBuildOutput:
+			io.WriteString(logFile, e.Output)
+			switch {
+			case o.verbose:
+				io.WriteString(stderr, e.Output)
+			case e.Action == testjson.ActionBuildOutput:
+				io.WriteString(stderr, e.Output) // compile errors
+			default:
+				p.write(e.Output)
+			}
+			if e.Test != "" {
+				// Keep the last lines of each test: the reason of a
+				// skip or of a failure outside the specs.
+				if line := strings.TrimSpace(e.Output); line != "" && !strings.HasPrefix(line, "--- ") && !strings.HasPrefix(line, "=== ") {
+					last := append(lastOutput[e.Test], line)
+					lastOutput[e.Test] = last[max(0, len(last)-4):]
+				}
+			}
+		case testjson.ActionRun:
+			if e.Test != "" && !strings.Contains(e.Test, "/") {
+				outcome.ran++
+			}
+		case testjson.ActionFail:
+			if e.Test != "" {
+				outcome.failures = append(outcome.failures, e.Test+": "+clip(strings.Join(lastOutput[e.Test], " | "), 300))
+			}
+		case testjson.ActionSkip:
+			if e.Test != "" && !strings.Contains(e.Test, "/") {
+				outcome.skipped++
+				outcome.skipReason = strings.Join(lastOutput[e.Test], " ")
+			}
+		}
+	}, func(line string) {
+		fmt.Fprintln(logFile, line)
+		fmt.Fprintln(stderr, line)
+	})
+	close(done)
+	if readErr != nil {
+		problems = append(problems, "reading go test output: "+readErr.Error())
+	}
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			problems = append(problems, "interrupted")
+		} else {
+			problems = append(problems, "go test failed: "+err.Error())
+			for _, f := range outcome.failures {
+				problems = append(problems, "failed "+f)
+			}
+		}
+	}
+	return problems, outcome
+}
+
+// reportProblems checks a conformance report: every harness ran some specs,
+// none failed, and each is at least at level min.
+func reportProblems(rep conformance.Report, min conformance.Level) []string {
+	var problems []string
+	if len(rep.Harnesses) == 0 {
+		return []string{"the conformance report has no harness"}
+	}
+	for _, h := range rep.Harnesses {
+		var ran, failed int
+		for _, s := range h.Specs {
+			if s.Status != conformance.StatusNotRun {
+				ran++
+			}
+			if s.Status == conformance.StatusFailed {
+				failed++
+			}
+		}
+		switch {
+		case ran == 0:
+			problems = append(problems, fmt.Sprintf("%s: no spec ran (check -label-filter / -focus)", h.Name))
+		case failed > 0:
+			problems = append(problems, fmt.Sprintf("%s: %d specs failed, rules %s", h.Name, failed, strings.Join(h.FailedRules, " ")))
+		}
+		if min != "" && levelRank(h.Level) < levelRank(min) {
+			problems = append(problems, fmt.Sprintf("%s: level %s, required %s", h.Name, h.Level, min))
+		}
+	}
+	return problems
+}
+
+// levelRank orders levels from worst (0) to best.
+func levelRank(l conformance.Level) int {
+	return slices.Index([]conformance.Level{conformance.LevelNone, conformance.LevelPartial, conformance.LevelBase, conformance.LevelFull}, l)
+}
+
+// tail prints the last n lines of a file.
+func tail(w io.Writer, path string, n int) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	fmt.Fprintf(w, "-- last %d lines of %s:\n%s\n", len(lines), path, strings.Join(lines, "\n"))
+}
+
+// shellJoin quotes args for display as a shell command.
+func shellJoin(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`|&;<>()*?[]{}!#~") {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " [...]"
+}

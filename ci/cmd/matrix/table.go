@@ -1,0 +1,269 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/checkpointkit/checkpointkit/conformance"
+)
+
+// Result is the outcome of one backend's conformance run.
+type Result struct {
+	// Backend is the name given with -backends, Package the Go package
+	// whose conformance test ran.
+	Backend string `json:"backend"`
+	Package string `json:"package"`
+	// Passed is false when the run failed: go test failed or skipped the
+	// conformance test, no report was written, no spec ran, or a harness
+	// is below the required level.
+	Passed bool `json:"passed"`
+	// Problems says why Passed is false.
+	Problems []string `json:"problems,omitempty"`
+	// Command is the go test command line, for reproducing the run.
+	Command        string  `json:"command"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// JUnit, ReportJSON and Log are the paths of the files the run wrote.
+	JUnit      string `json:"junit"`
+	ReportJSON string `json:"report_json"`
+	Log        string `json:"log"`
+	// Report is the conformance report; nil when none was written.
+	Report *conformance.Report `json:"report,omitempty"`
+}
+
+// Matrix is the combined outcome of every backend, as printed by -json and
+// written to matrix.json.
+type Matrix struct {
+	Passed bool `json:"passed"`
+	// Capabilities are the row names: base capabilities, optional ones,
+	// then any other group (such as "engine") that some report has.
+	Capabilities []string `json:"capabilities"`
+	Backends     []Result `json:"backends"`
+	// Specs totals the specs of every harness of every backend.
+	Specs conformance.Counts `json:"specs"`
+}
+
+// column is one column of the printed matrix: one harness of one backend.
+type column struct {
+	title  string
+	result *Result
+	h      *conformance.HarnessReport // nil if the run wrote no report
+}
+
+// newMatrix combines the results of the backends.
+func newMatrix(results []Result) Matrix {
+	m := Matrix{Passed: true, Backends: results}
+	seen := map[string]bool{}
+	var extra []string
+	for _, r := range results {
+		m.Passed = m.Passed && r.Passed
+		if r.Report == nil {
+			continue
+		}
+		for _, h := range r.Report.Harnesses {
+			for _, c := range h.Capabilities {
+				if !seen[c.Name] && !slices.Contains(conformance.BaseCapabilities, c.Name) && !slices.Contains(conformance.OptionalCapabilities, c.Name) {
+					extra = append(extra, c.Name)
+				}
+				seen[c.Name] = true
+			}
+			for _, s := range h.Specs {
+				switch s.Status {
+				case conformance.StatusPassed:
+					m.Specs.Passed++
+				case conformance.StatusFailed:
+					m.Specs.Failed++
+				case conformance.StatusSkipped:
+					m.Specs.Skipped++
+				case conformance.StatusNotSupported:
+					m.Specs.NotSupported++
+				}
+			}
+		}
+	}
+	slices.Sort(extra)
+	m.Capabilities = append(append(slices.Clone(conformance.BaseCapabilities), conformance.OptionalCapabilities...), extra...)
+	return m
+}
+
+func (m Matrix) columns() []column {
+	var cols []column
+	for i := range m.Backends {
+		r := &m.Backends[i]
+		if r.Report == nil || len(r.Report.Harnesses) == 0 {
+			cols = append(cols, column{title: r.Backend, result: r})
+			continue
+		}
+		for j := range r.Report.Harnesses {
+			h := &r.Report.Harnesses[j]
+			title := h.Name
+			if title != r.Backend && !strings.HasPrefix(title, r.Backend) {
+				title = r.Backend + ": " + title
+			}
+			cols = append(cols, column{title: title, result: r, h: h})
+		}
+	}
+	return cols
+}
+
+// cell renders one capability of one harness.
+func cell(h *conformance.HarnessReport, capability string) string {
+	if h == nil {
+		return "-"
+	}
+	var c *conformance.CapabilityResult
+	for i := range h.Capabilities {
+		if h.Capabilities[i].Name == capability {
+			c = &h.Capabilities[i]
+		}
+	}
+	if c == nil {
+		return "-"
+	}
+	ran := c.Passed + c.Failed + c.Skipped + c.NotSupported
+	switch c.Status {
+	case conformance.StatusPassed:
+		return fmt.Sprintf("passed %d", c.Passed)
+	case conformance.StatusFailed:
+		return fmt.Sprintf("FAILED %d/%d", c.Failed, ran)
+	case conformance.StatusSkipped:
+		return fmt.Sprintf("skipped %d/%d", c.Skipped, ran)
+	case conformance.StatusNotSupported:
+		return fmt.Sprintf("not supported %d", c.NotSupported)
+	case conformance.StatusNotRun:
+		return "not run"
+	}
+	return string(c.Status)
+}
+
+// WriteText prints the matrix: rows are capabilities, columns are
+// backends (one per harness), then each column's level, spec totals, time
+// and verdict, then the failures.
+func (m Matrix) WriteText(w io.Writer) {
+	cols := m.columns()
+	rows := [][]string{append([]string{"capability"}, titles(cols)...)}
+	for _, name := range m.Capabilities {
+		label := name
+		if slices.Contains(conformance.OptionalCapabilities, name) {
+			label += "*"
+		}
+		row := []string{label}
+		for _, c := range cols {
+			row = append(row, cell(c.h, name))
+		}
+		rows = append(rows, row)
+	}
+	level, specs, took, verdict := []string{"LEVEL"}, []string{"specs"}, []string{"time"}, []string{"result"}
+	for _, c := range cols {
+		if c.h == nil {
+			level = append(level, "-")
+			specs = append(specs, "-")
+		} else {
+			level = append(level, string(c.h.Level))
+			var n conformance.Counts
+			for _, s := range c.h.Specs {
+				switch s.Status {
+				case conformance.StatusPassed:
+					n.Passed++
+				case conformance.StatusFailed:
+					n.Failed++
+				case conformance.StatusSkipped, conformance.StatusNotSupported:
+					n.Skipped++
+				}
+			}
+			specs = append(specs, fmt.Sprintf("%d/%d/%d", n.Passed, n.Failed, n.Skipped))
+		}
+		took = append(took, fmt.Sprintf("%.1fs", c.result.ElapsedSeconds))
+		if c.result.Passed {
+			verdict = append(verdict, "ok")
+		} else {
+			verdict = append(verdict, "FAIL")
+		}
+	}
+	rows = append(rows, nil, level, specs, took, verdict)
+
+	widths := make([]int, len(cols)+1)
+	for _, row := range rows {
+		for i, s := range row {
+			widths[i] = max(widths[i], len([]rune(s)))
+		}
+	}
+	rule := strings.Repeat("-", sum(widths)+2*len(cols))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "checkpointkit conformance matrix")
+	fmt.Fprintln(w, rule)
+	for i, row := range rows {
+		if row == nil {
+			fmt.Fprintln(w, rule)
+			continue
+		}
+		var b strings.Builder
+		for j, s := range row {
+			if j > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(s)
+			if j < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-len([]rune(s))))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+		if i == 0 {
+			fmt.Fprintln(w, rule)
+		}
+	}
+	fmt.Fprintln(w, rule)
+	fmt.Fprintln(w, "* optional capability; cells: passed N | FAILED failed/run | skipped skipped/run | not supported N | not run (filtered out)")
+	fmt.Fprintln(w, "specs: passed/failed/skipped (skipped includes not supported)")
+	m.writeProblems(w)
+}
+
+// writeProblems lists why each failed backend failed, with its failed
+// specs.
+func (m Matrix) writeProblems(w io.Writer) {
+	const maxSpecs = 20
+	for _, r := range m.Backends {
+		if r.Passed {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s FAILED (log: %s):\n", r.Backend, r.Log)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  - %s\n", p)
+		}
+		if r.Report == nil {
+			continue
+		}
+		for _, h := range r.Report.Harnesses {
+			n := 0
+			for _, s := range h.Specs {
+				if s.Status != conformance.StatusFailed {
+					continue
+				}
+				if n++; n > maxSpecs {
+					continue
+				}
+				fmt.Fprintf(w, "  [%s] %s\n      %s\n", h.Name, s.Text, s.Message)
+			}
+			if n > maxSpecs {
+				fmt.Fprintf(w, "  [%s] ... and %d more failed specs (see %s)\n", h.Name, n-maxSpecs, r.ReportJSON)
+			}
+		}
+	}
+}
+
+func titles(cols []column) []string {
+	var t []string
+	for _, c := range cols {
+		t = append(t, c.title)
+	}
+	return t
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
