@@ -71,7 +71,9 @@
 // # DSN advice
 //
 // Open adds, unless the DSN sets them: _busy_timeout=5000 (see
-// [WithBusyTimeout]), _txlock=immediate and, for files, _journal_mode=WAL.
+// [WithBusyTimeout]), _txlock=immediate, _stmt_cache_size=64 (go-sqlite3
+// otherwise prepares every statement again on every call) and, for files,
+// _journal_mode=WAL.
 // WAL lets readers run alongside the writer and is what you want for a
 // file. synchronous stays at SQLite's default (FULL); add
 // "_synchronous=NORMAL" for much faster commits that stay consistent but may

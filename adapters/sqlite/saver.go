@@ -103,8 +103,8 @@ func newSaver(db *sql.DB, owns bool, opts []Option) *Saver {
 // Open opens (creating it if needed) the SQLite database named by dsn and
 // migrates its schema. dsn is a file path, a "file:" URI, or ":memory:".
 // go-sqlite3 query parameters are honoured; unless the DSN sets them, Open
-// adds _busy_timeout (see [WithBusyTimeout]), _txlock=immediate and, for
-// files, _journal_mode=WAL.
+// adds _busy_timeout (see [WithBusyTimeout]), _txlock=immediate,
+// _stmt_cache_size=64 and, for files, _journal_mode=WAL.
 //
 // ":memory:" opens a private in-memory database that lives until Close. An
 // in-memory DSN (":memory:", "file::memory:", mode=memory) is used through a
@@ -218,6 +218,11 @@ func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool) {
 	shared = memory && q.Get("cache") == "shared"
 	if !q.Has("_busy_timeout") && !q.Has("_timeout") {
 		q.Set("_busy_timeout", fmt.Sprint(s.busyTimeout.Milliseconds()))
+	}
+	if !q.Has("_stmt_cache_size") {
+		// go-sqlite3 prepares every statement afresh unless asked to cache;
+		// the saver runs a small fixed set of statements.
+		q.Set("_stmt_cache_size", "64")
 	}
 	if !q.Has("_txlock") {
 		q.Set("_txlock", "immediate")
