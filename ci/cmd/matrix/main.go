@@ -74,6 +74,9 @@ type options struct {
 	minLevel    conformance.Level
 	heartbeat   time.Duration
 	parallel    int
+	suffix      string
+	from        string
+	markdown    string
 	extra       []string // go test flags after "--"
 }
 
@@ -120,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "stream the full test output instead of progress lines")
 	fs.StringVar(&minLevel, "min-level", "", "fail a backend whose level is below this: BASE or FULL (default: fail only on failed specs)")
 	fs.IntVar(&o.parallel, "parallel", 1, "run this many backends at once")
+	fs.StringVar(&o.suffix, "suffix", "", "append this to the backend names in the results, e.g. '@15' for a server version")
+	fs.StringVar(&o.from, "from", "", "run nothing: combine the matrix.json files found under this directory (e.g. downloaded CI artifacts) into one matrix")
+	fs.StringVar(&o.markdown, "markdown", "", "also append the matrix as a Markdown table to this file (e.g. $GITHUB_STEP_SUMMARY)")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 10*time.Second, "print a progress line at least this often")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: matrix [flags] [-- extra go test or test binary flags]")
@@ -191,6 +197,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 		return false, err
 	}
 	o.out = out
+	if o.from != "" {
+		results, err := readResults(o.from)
+		if err != nil {
+			return false, err
+		}
+		return report(o, newMatrix(results), time.Duration(0), stdout, stderr)
+	}
 	for _, b := range o.backends {
 		if b.env != "" && os.Getenv(b.env) == "" {
 			return false, fmt.Errorf("backend %s needs %s (ci/matrix starts a throwaway server when it is not set)", b.name, b.env)
@@ -222,10 +235,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	if ctx.Err() != nil {
 		m.Passed = false
 	}
+	return report(o, m, time.Since(start), stdout, stderr)
+}
 
+// report prints the matrix and writes matrix.txt, matrix.json and the
+// Markdown file; it reports whether every backend passed.
+func report(o options, m Matrix, took time.Duration, stdout, stderr io.Writer) (bool, error) {
+	out := o.out
 	var text bytes.Buffer
 	m.WriteText(&text)
-	fmt.Fprintf(&text, "\nconformance matrix: %d backends in %.1fs, results in %s\n", len(results), time.Since(start).Seconds(), out)
+	fmt.Fprintf(&text, "\nconformance matrix: %d backends in %.1fs, results in %s\n", len(m.Backends), took.Seconds(), out)
 	if err := os.WriteFile(filepath.Join(out, "matrix.txt"), text.Bytes(), 0o644); err != nil {
 		return false, err
 	}
@@ -235,6 +254,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	}
 	if err := os.WriteFile(filepath.Join(out, "matrix.json"), append(data, '\n'), 0o644); err != nil {
 		return false, err
+	}
+	if o.markdown != "" {
+		f, err := os.OpenFile(o.markdown, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return false, err
+		}
+		m.WriteMarkdown(f)
+		if err := f.Close(); err != nil {
+			return false, err
+		}
 	}
 	closing := fmt.Sprintf("conformance: %d passed, %d failed, %d skipped\n",
 		m.Specs.Passed, m.Specs.Failed, m.Specs.Skipped+m.Specs.NotSupported)
@@ -271,12 +300,13 @@ func goTestArgs(o options, b backend, junit string) []string {
 // runBackend runs the conformance test of one backend and collects its
 // result.
 func runBackend(ctx context.Context, o options, b backend, stderr io.Writer) Result {
+	name := b.name + o.suffix
 	r := Result{
-		Backend:    b.name,
+		Backend:    name,
 		Package:    b.pkg,
-		JUnit:      filepath.Join(o.out, b.name+".junit.xml"),
-		ReportJSON: filepath.Join(o.out, b.name+".report.json"),
-		Log:        filepath.Join(o.out, b.name+".log"),
+		JUnit:      filepath.Join(o.out, name+".junit.xml"),
+		ReportJSON: filepath.Join(o.out, name+".report.json"),
+		Log:        filepath.Join(o.out, name+".log"),
 	}
 	for _, f := range []string{r.JUnit, r.ReportJSON, r.Log} {
 		_ = os.Remove(f) // never read a previous run's files
@@ -393,7 +423,7 @@ func execGoTest(ctx context.Context, o options, b backend, args []string, r Resu
 				// Keep the last lines of each test: the reason of a
 				// skip or of a failure outside the specs.
 				if line := strings.TrimSpace(e.Output); line != "" && !strings.HasPrefix(line, "--- ") && !strings.HasPrefix(line, "=== ") {
-					last := append(lastOutput[e.Test], line)
+					last := append(lastOutput[e.Test], clip(line, 160))
 					lastOutput[e.Test] = last[max(0, len(last)-4):]
 				}
 			}
@@ -403,7 +433,7 @@ func execGoTest(ctx context.Context, o options, b backend, args []string, r Resu
 			}
 		case testjson.ActionFail:
 			if e.Test != "" {
-				outcome.failures = append(outcome.failures, e.Test+": "+clip(strings.Join(lastOutput[e.Test], " | "), 300))
+				outcome.failures = append(outcome.failures, e.Test+": "+strings.Join(lastOutput[e.Test], " | "))
 			}
 		case testjson.ActionSkip:
 			if e.Test != "" && !strings.Contains(e.Test, "/") {
@@ -502,4 +532,45 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + " [...]"
+}
+
+// readResults collects the backend results of every matrix.json under dir,
+// ordered by backend name.
+func readResults(dir string) ([]Result, error) {
+	var results []Result
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "matrix.json" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var m Matrix
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		results = append(results, m.Backends...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("no matrix.json under %s", dir)
+	}
+	rank := func(name string) int {
+		base, _, _ := strings.Cut(name, "@")
+		if i := slices.IndexFunc(builtin, func(x struct{ name, pkg, env string }) bool { return x.name == base }); i >= 0 {
+			return i
+		}
+		return len(builtin)
+	}
+	slices.SortStableFunc(results, func(a, b Result) int {
+		if d := rank(a.Backend) - rank(b.Backend); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Backend, b.Backend)
+	})
+	return results, nil
 }

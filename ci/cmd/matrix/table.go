@@ -97,9 +97,15 @@ func (m Matrix) columns() []column {
 		}
 		for j := range r.Report.Harnesses {
 			h := &r.Report.Harnesses[j]
-			title := h.Name
-			if title != r.Backend && !strings.HasPrefix(title, r.Backend) {
-				title = r.Backend + ": " + title
+			// Backend "sqlite@3" with harness "sqlite (file)" gives
+			// "sqlite (file)@3"; "memory" with "memory" gives "memory".
+			base, version, _ := strings.Cut(r.Backend, "@")
+			if version != "" {
+				version = "@" + version
+			}
+			title := h.Name + version
+			if !strings.HasPrefix(h.Name, base) {
+				title = r.Backend + ": " + h.Name
 			}
 			cols = append(cols, column{title: title, result: r, h: h})
 		}
@@ -137,10 +143,9 @@ func cell(h *conformance.HarnessReport, capability string) string {
 	return string(c.Status)
 }
 
-// WriteText prints the matrix: rows are capabilities, columns are
-// backends (one per harness), then each column's level, spec totals, time
-// and verdict, then the failures.
-func (m Matrix) WriteText(w io.Writer) {
+// rows returns the cells of the matrix: a header row, one row per
+// capability, a nil separator, then level, spec totals, time and verdict.
+func (m Matrix) rows() [][]string {
 	cols := m.columns()
 	rows := [][]string{append([]string{"capability"}, titles(cols)...)}
 	for _, name := range m.Capabilities {
@@ -181,15 +186,56 @@ func (m Matrix) WriteText(w io.Writer) {
 			verdict = append(verdict, "FAIL")
 		}
 	}
-	rows = append(rows, nil, level, specs, took, verdict)
+	return append(rows, nil, level, specs, took, verdict)
+}
 
-	widths := make([]int, len(cols)+1)
+const legend = "* optional capability; cells: passed N | FAILED failed/run | skipped skipped/run | not supported N | not run (filtered out)"
+
+// WriteMarkdown prints the matrix as a GitHub-flavoured Markdown table
+// (for $GITHUB_STEP_SUMMARY), followed by the failures.
+func (m Matrix) WriteMarkdown(w io.Writer) {
+	esc := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`)
+	fmt.Fprintln(w, "### checkpointkit conformance matrix")
+	fmt.Fprintln(w)
+	for i, row := range m.rows() {
+		if row == nil {
+			continue
+		}
+		var cells []string
+		for _, c := range row {
+			c = esc.Replace(c)
+			if strings.HasPrefix(c, "FAIL") || row[0] == "LEVEL" {
+				c = "**" + c + "**"
+			}
+			cells = append(cells, c)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		if i == 0 {
+			fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", len(row)))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, esc.Replace(legend))
+	var problems strings.Builder
+	m.writeProblems(&problems)
+	if problems.Len() > 0 {
+		fmt.Fprintf(w, "\n```\n%s\n```\n", strings.TrimSpace(problems.String()))
+	}
+}
+
+// WriteText prints the matrix: rows are capabilities, columns are
+// backends (one per harness), then each column's level, spec totals, time
+// and verdict, then the failures.
+func (m Matrix) WriteText(w io.Writer) {
+	rows := m.rows()
+	ncols := len(rows[0])
+	widths := make([]int, ncols)
 	for _, row := range rows {
 		for i, s := range row {
 			widths[i] = max(widths[i], len([]rune(s)))
 		}
 	}
-	rule := strings.Repeat("-", sum(widths)+2*len(cols))
+	rule := strings.Repeat("-", sum(widths)+2*(ncols-1))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "checkpointkit conformance matrix")
 	fmt.Fprintln(w, rule)
@@ -214,7 +260,7 @@ func (m Matrix) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, rule)
-	fmt.Fprintln(w, "* optional capability; cells: passed N | FAILED failed/run | skipped skipped/run | not supported N | not run (filtered out)")
+	fmt.Fprintln(w, legend)
 	fmt.Fprintln(w, "specs: passed/failed/skipped (skipped includes not supported)")
 	m.writeProblems(w)
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/conformance"
+)
+
+// ginkgoOutput is Ginkgo's verbose output for a passed, a skipped and a
+// failed spec, as seen through go test -json (chunks may split lines).
+const ginkgoOutput = `Will run 3 of 4 specs
+------------------------------
+checkpointkit conformance: x Put [PUT-1] stores it [put]
+/src/harness.go:143
+• [0.012 seconds]
+------------------------------
+checkpointkit conformance: x CopyThread [COPY-1] copies [copy_thread]
+/src/harness.go:143
+  [SKIPPED] in [It] - /src/harness.go:143
+S [SKIPPED] [0.000 seconds]
+checkpointkit conformance: x CopyThread [It] [COPY-1] copies [copy_thread]
+------------------------------
+checkpointkit conformance: x List [LIST-1] lists [list, slow]
+/src/harness.go:143
+  [FAILED] in [It] - /src/harness.go:143
+• [FAILED] [0.100 seconds]
+checkpointkit conformance: x List [It] [LIST-1] lists [list, slow]
+------------------------------
+`
+
+func TestProgressCountsSpecs(t *testing.T) {
+	var out strings.Builder
+	clock := time.Unix(0, 0)
+	p := newProgress(&out, "x", time.Hour)
+	p.now = func() time.Time { clock = clock.Add(2 * time.Second); return clock }
+	for i := 0; i < len(ginkgoOutput); i += 7 { // odd chunk sizes
+		p.write(ginkgoOutput[i:min(i+7, len(ginkgoOutput))])
+	}
+	if p.total != 3 || p.done != 3 || p.passed != 1 || p.skipped != 1 || p.failed != 1 {
+		t.Errorf("total %d done %d passed %d skipped %d failed %d, want 3 3 1 1 1", p.total, p.done, p.passed, p.skipped, p.failed)
+	}
+	got := out.String()
+	for _, want := range []string{"suite started", "copy_thread", "FAILED: checkpointkit conformance: x List [LIST-1] lists [list, slow]", "list "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestProgressHeartbeatBeforeSuite(t *testing.T) {
+	var out strings.Builder
+	clock := time.Unix(0, 0)
+	p := newProgress(&out, "pg", 10*time.Second)
+	p.now = func() time.Time { return clock }
+	p.start, p.lastPrint = clock, clock
+	p.tick()
+	if out.Len() != 0 {
+		t.Errorf("heartbeat before the interval: %q", out.String())
+	}
+	clock = clock.Add(11 * time.Second)
+	p.tick()
+	if !strings.Contains(out.String(), "building and starting") {
+		t.Errorf("no heartbeat while building: %q", out.String())
+	}
+}
+
+func TestGroupOf(t *testing.T) {
+	for header, want := range map[string]string{
+		"a b [PUT-1] c [slow, put]": "put",
+		"a b [X-1] c [engine]":      "engine",
+		"a b [X-1] c [other]":       "other",
+		"a b c":                     "",
+	} {
+		if got := groupOf(header); got != want {
+			t.Errorf("groupOf(%q) = %q, want %q", header, got, want)
+		}
+	}
+}
+
+func TestParseBackends(t *testing.T) {
+	t.Setenv("CHECKPOINTKIT_POSTGRES_DSN", "")
+	t.Setenv("CHECKPOINTKIT_MONGO_URI", "mongodb://x/")
+	bs, err := parseBackends("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.name)
+	}
+	if got := strings.Join(names, ","); got != "memory,sqlite,mongo" {
+		t.Errorf("default backends %s, want memory,sqlite,mongo (postgres has no DSN)", got)
+	}
+	bs, err = parseBackends("postgres, redis=./x")
+	if err != nil || len(bs) != 2 || bs[0].env != "CHECKPOINTKIT_POSTGRES_DSN" || bs[1].pkg != "./x" {
+		t.Errorf("parseBackends = %+v, %v", bs, err)
+	}
+	for _, bad := range []string{"oracle", "memory,memory", " , "} {
+		if _, err := parseBackends(bad); err == nil {
+			t.Errorf("parseBackends(%q) accepted", bad)
+		}
+	}
+}
+
+func harness(name string, level conformance.Level, caps ...conformance.CapabilityResult) conformance.HarnessReport {
+	h := conformance.HarnessReport{Name: name, Level: level, Capabilities: caps}
+	for _, c := range caps {
+		for range c.Passed {
+			h.Specs = append(h.Specs, conformance.SpecResult{Status: conformance.StatusPassed})
+		}
+		for range c.Failed {
+			h.Specs = append(h.Specs, conformance.SpecResult{Text: "[PUT-1] fails", Status: conformance.StatusFailed, Message: "boom"})
+		}
+		for range c.NotSupported {
+			h.Specs = append(h.Specs, conformance.SpecResult{Status: conformance.StatusNotSupported})
+		}
+	}
+	return h
+}
+
+func TestMatrixText(t *testing.T) {
+	ok := conformance.Report{Harnesses: []conformance.HarnessReport{harness("memory", conformance.LevelBase,
+		conformance.CapabilityResult{Name: "put", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 25}},
+		conformance.CapabilityResult{Name: "prune", Optional: true, Status: conformance.StatusNotSupported, Counts: conformance.Counts{NotSupported: 7}},
+		conformance.CapabilityResult{Name: "engine", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 3}},
+	)}}
+	bad := conformance.Report{Harnesses: []conformance.HarnessReport{harness("sqlite (file)", conformance.LevelPartial,
+		conformance.CapabilityResult{Name: "put", Status: conformance.StatusFailed, Counts: conformance.Counts{Passed: 23, Failed: 2}},
+	)}}
+	m := newMatrix([]Result{
+		{Backend: "memory", Passed: true, Report: &ok, ElapsedSeconds: 1},
+		{Backend: "sqlite", Passed: false, Problems: reportProblems(bad, ""), Report: &bad, ElapsedSeconds: 2},
+		{Backend: "mongo", Passed: false, Problems: []string{"go test failed: exit status 1"}},
+	})
+	if m.Passed {
+		t.Error("matrix passed with failed backends")
+	}
+	if want := (conformance.Counts{Passed: 51, Failed: 2, NotSupported: 7}); m.Specs != want {
+		t.Errorf("spec totals %+v, want %+v", m.Specs, want)
+	}
+	if last := m.Capabilities[len(m.Capabilities)-1]; last != "engine" {
+		t.Errorf("last row %q, want the engine group", last)
+	}
+	var b strings.Builder
+	m.WriteText(&b)
+	text := b.String()
+	for _, want := range []string{
+		"capability        memory           sqlite (file)  mongo",
+		"put               passed 25        FAILED 2/25    -",
+		"prune*            not supported 7  -              -",
+		"engine            passed 3",
+		"LEVEL             BASE             PARTIAL        -",
+		"result            ok               FAIL           FAIL",
+		"sqlite (file): 2 specs failed",
+		"[sqlite (file)] [PUT-1] fails\n      boom",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("matrix lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestReportProblems(t *testing.T) {
+	full := conformance.Report{Harnesses: []conformance.HarnessReport{harness("m", conformance.LevelBase,
+		conformance.CapabilityResult{Name: "put", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 1}})}}
+	if p := reportProblems(full, ""); len(p) != 0 {
+		t.Errorf("problems without a level requirement: %v", p)
+	}
+	if p := reportProblems(full, conformance.LevelFull); len(p) != 1 || !strings.Contains(p[0], "level BASE, required FULL") {
+		t.Errorf("level requirement not enforced: %v", p)
+	}
+	empty := conformance.Report{Harnesses: []conformance.HarnessReport{{Name: "m", Level: conformance.LevelNone}}}
+	if p := reportProblems(empty, ""); len(p) != 1 || !strings.Contains(p[0], "no spec ran") {
+		t.Errorf("a run with no spec must fail: %v", p)
+	}
+}
+
+func TestShellJoin(t *testing.T) {
+	if got, want := shellJoin([]string{"test", "-run", "^TestConformance$", "it's"}), `test -run '^TestConformance$' 'it'\''s'`; got != want {
+		t.Errorf("shellJoin = %s, want %s", got, want)
+	}
+}
