@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	sqlite3 "github.com/mattn/go-sqlite3"
+
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -236,6 +238,9 @@ func TestListInsideListLoop(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("iterated %d, want 3", n)
+	}
+	if inUse := s.db.Stats().InUse; inUse != 0 {
+		t.Errorf("%d connections still in use after breaking out of List", inUse)
 	}
 	if c := count(t, s, `SELECT count(*) FROM writes`); c != 3 {
 		t.Errorf("writes from loop body = %d, want 3", c)
@@ -527,5 +532,29 @@ func TestContextCancellation(t *testing.T) {
 	<-s.writeSem
 	if n := count(t, s, "SELECT count(*) FROM checkpoints"); n != 0 {
 		t.Errorf("queued Put stored %d checkpoints", n)
+	}
+}
+
+// TestErrorsWrapDriverErrors checks that a backend failure names the
+// operation and thread and keeps the driver's error reachable.
+func TestErrorsWrapDriverErrors(t *testing.T) {
+	s := openMemory(t)
+	if _, err := s.db.Exec(`DROP TABLE blobs`); err != nil {
+		t.Fatal(err)
+	}
+	cp, vs := checkpoint("1", map[string]any{"a": int64(1)})
+	_, err := s.Put(context.Background(), spec.Config{ThreadID: "thread-x"}, cp, nil, vs)
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("Put error %v (%T) does not wrap a go-sqlite3 error", err, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "put") || !strings.Contains(msg, `"thread-x"`) {
+		t.Errorf("error %q does not name the operation and thread", msg)
+	}
+	if n := count(t, s, `SELECT count(*) FROM checkpoints`); n != 0 {
+		t.Errorf("failed Put left %d checkpoints", n)
+	}
+	if _, err := s.GetTuple(context.Background(), spec.Config{ThreadID: "thread-x"}); !errors.Is(err, spec.ErrNotFound) {
+		t.Errorf("GetTuple after failed Put: %v", err)
 	}
 }
