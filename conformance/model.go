@@ -16,7 +16,7 @@ import (
 type model struct {
 	cps    map[mkey]*mcp
 	values map[mval]mvalue
-	writes map[mwriteKey]spec.PendingWrite
+	writes map[mkey]map[mtask]spec.PendingWrite
 }
 
 type mkey struct{ thread, ns, id string }
@@ -37,14 +37,14 @@ type mvalue struct {
 	v       any
 }
 
-type mwriteKey struct {
-	mkey
+// mtask is the part of a write key below the checkpoint key.
+type mtask struct {
 	task string
 	idx  int
 }
 
 func newModel() *model {
-	return &model{cps: map[mkey]*mcp{}, values: map[mval]mvalue{}, writes: map[mwriteKey]spec.PendingWrite{}}
+	return &model{cps: map[mkey]*mcp{}, values: map[mval]mvalue{}, writes: map[mkey]map[mtask]spec.PendingWrite{}}
 }
 
 // put mirrors Saver.Put for valid, normalisable input.
@@ -78,12 +78,16 @@ func (m *model) putWrites(cfg spec.Config, writes []spec.Write, task string) {
 		case spec.ResumeChannel:
 			idx = -4
 		}
-		key := mwriteKey{mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}, task, idx}
-		if _, exists := m.writes[key]; exists && idx >= 0 {
+		ck := mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}
+		if m.writes[ck] == nil {
+			m.writes[ck] = map[mtask]spec.PendingWrite{}
+		}
+		key := mtask{task, idx}
+		if _, exists := m.writes[ck][key]; exists && idx >= 0 {
 			continue
 		}
 		v, _ := spec.Normalize(w.Value)
-		m.writes[key] = spec.PendingWrite{TaskID: task, Channel: w.Channel, Value: v}
+		m.writes[ck][key] = spec.PendingWrite{TaskID: task, Channel: w.Channel, Value: v}
 	}
 }
 
@@ -108,17 +112,15 @@ func (m *model) tuple(k mkey) *spec.Tuple {
 	if c.parent != "" {
 		t.Parent = &spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: c.parent}
 	}
-	var wks []mwriteKey
-	for wk := range m.writes {
-		if wk.mkey == k {
-			wks = append(wks, wk)
-		}
+	var wks []mtask
+	for wk := range m.writes[k] {
+		wks = append(wks, wk)
 	}
-	slices.SortFunc(wks, func(a, b mwriteKey) int {
+	slices.SortFunc(wks, func(a, b mtask) int {
 		return cmp.Or(cmp.Compare(a.task, b.task), cmp.Compare(a.idx, b.idx))
 	})
 	for _, wk := range wks {
-		w := m.writes[wk]
+		w := m.writes[k][wk]
 		w.Value, _ = spec.Normalize(w.Value)
 		t.PendingWrites = append(t.PendingWrites, w)
 	}
@@ -220,10 +222,13 @@ func (m *model) copyThread(src, dst string) {
 			m.values[k] = v
 		}
 	}
-	for k, w := range m.writes {
+	for k, ws := range m.writes {
 		if k.thread == src {
-			k.thread = dst
-			m.writes[k] = w
+			cw := make(map[mtask]spec.PendingWrite, len(ws))
+			for wk, w := range ws {
+				cw[wk] = w
+			}
+			m.writes[mkey{dst, k.ns, k.id}] = cw
 		}
 	}
 }
@@ -240,11 +245,7 @@ func (m *model) deleteForRuns(runs []string) {
 // dropCheckpoint removes one checkpoint and its writes.
 func (m *model) dropCheckpoint(k mkey) {
 	delete(m.cps, k)
-	for wk := range m.writes {
-		if wk.mkey == k {
-			delete(m.writes, wk)
-		}
-	}
+	delete(m.writes, k)
 }
 
 // prune mirrors Pruner.Prune; KeepLatest keeps values (the observable rule
