@@ -1,0 +1,219 @@
+package refengine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/adapters/memory"
+	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// nested builds root(START -> outer) where outer is a subgraph
+// (START -> inner) and inner a subgraph (START -> ask) whose node
+// interrupts.
+func nested(t *testing.T, s spec.Saver, runs *counter, opts ...refengine.Option) *refengine.Graph {
+	ask := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
+			runs.n["ask"].Add(1)
+			v, err := refengine.Interrupt(ctx, "deep?")
+			if err != nil {
+				return nil, err
+			}
+			return refengine.Update{"log": []any{fmt.Sprint("ask:", v)}}, nil
+		}).
+		AddEdge(refengine.Start, "ask"))
+	inner := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddSubgraph("inner", ask).AddEdge(refengine.Start, "inner"))
+	return compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.LastValue()).
+		AddSubgraph("outer", inner).AddEdge(refengine.Start, "outer"),
+		append([]refengine.Option{refengine.WithSaver(s)}, opts...)...)
+}
+
+func TestNestedSubgraphs(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	runs := newCounter("ask")
+	g := nested(t, s, runs)
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilitySync}
+	res, err := g.Invoke(ctx, refengine.State{"log": []any{}}, cfg)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	root := history(t, s, "t", "")
+	c0 := root[1].Config.CheckpointID
+	tOuter, _ := refengine.TaskID(c0, "outer", "1", "outer", refengine.Pull, "branch:to:outer")
+	ns1 := "outer:" + tOuter
+	child := history(t, s, "t", ns1)
+	if len(child) != 2 {
+		t.Fatalf("%d checkpoints in %s", len(child), ns1)
+	}
+	s0 := child[1].Config.CheckpointID
+	tInner, _ := refengine.TaskID(s0, ns1+"|inner", "1", "inner", refengine.Pull, "branch:to:inner")
+	ns2 := ns1 + "|inner:" + tInner
+	grand := history(t, s, "t", ns2)
+	if len(grand) != 2 {
+		t.Fatalf("%d checkpoints in %s", len(grand), ns2)
+	}
+	wantParents := map[string]any{"": c0, ns1: s0}
+	if !spec.Equal(grand[0].Metadata["parents"], wantParents) {
+		t.Errorf("grandchild parents = %v, want %v", grand[0].Metadata["parents"], wantParents)
+	}
+	if got := spec.RecastNamespace(ns2); got != "outer|inner" {
+		t.Errorf("recast = %q", got)
+	}
+	tAsk, _ := refengine.TaskID(grand[1].Config.CheckpointID, ns2+"|ask", "1", "ask", refengine.Pull, "branch:to:ask")
+	if want := refengine.InterruptID(ns2 + "|ask:" + tAsk); res.Interrupts[0].ID != want {
+		t.Errorf("interrupt ID = %s, want hash of the grandchild task namespace (%s)", res.Interrupts[0].ID, want)
+	}
+	// Each level stores the interrupt.
+	for _, h := range []*spec.Tuple{root[1], child[1], grand[1]} {
+		if len(h.PendingWrites) != 1 || h.PendingWrites[0].Channel != spec.InterruptChannel {
+			t.Errorf("%s: writes %v, want one interrupt", h.Config.CheckpointNS, h.PendingWrites)
+		}
+	}
+	// The grandchild's state is readable by its full namespace (the engine
+	// finds the subgraph through the recast namespace).
+	snap, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", CheckpointNS: ns2}, false)
+	if err != nil || snap.Config.CheckpointNS != ns2 || len(snap.Next) != 1 || snap.Next[0] != "ask" {
+		t.Fatalf("grandchild state: %+v, %v", snap, err)
+	}
+	full, err := g.GetState(ctx, cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := full.Tasks[0].State; st == nil || st.Tasks[0].State == nil || st.Tasks[0].State.Config.CheckpointNS != ns2 {
+		t.Fatalf("recursive subgraph state missing: %+v", full.Tasks[0])
+	}
+	if _, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", CheckpointNS: "nope:1"}, false); err == nil {
+		t.Error("GetState of an unknown subgraph namespace should fail")
+	}
+
+	res, err = g.Invoke(ctx, refengine.Command{Resume: "yes"}, cfg)
+	if err != nil || res.Interrupted {
+		t.Fatalf("resume: res=%+v err=%v", res, err)
+	}
+	if !spec.Equal(res.Values["log"], []any{"ask:yes"}) {
+		t.Errorf("log = %v", res.Values["log"])
+	}
+	if runs.get("ask") != 2 {
+		t.Errorf("ask ran %d times", runs.get("ask"))
+	}
+	if n := len(history(t, s, "t", ns2)); n != 3 {
+		t.Errorf("grandchild has %d checkpoints after resume, want 3 (no new input checkpoint)", n)
+	}
+	// The resume value reached the grandchild through the scratchpad chain
+	// and was saved there as the task's resume list.
+	grand = history(t, s, "t", ns2)
+	found := false
+	for _, w := range grand[1].PendingWrites {
+		if w.Channel == spec.ResumeChannel && spec.Equal(w.Value, []any{"yes"}) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("grandchild writes %v lack the task's resume list", grand[1].PendingWrites)
+	}
+}
+
+// Exit durability with an interrupted subgraph: one checkpoint in the root
+// and one in the child namespace (LangGraph S10).
+func TestExitDurabilityNested(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	rec := refengine.Record(s)
+	runs := newCounter("ask")
+	g := nested(t, rec, runs)
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilityExit}
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	all := listAll(t, s, "t")
+	if len(all) != 3 {
+		t.Fatalf("%d checkpoints over all namespaces, want one per level", len(all))
+	}
+	root := history(t, s, "t", "")
+	if len(root) != 1 || root[0].Metadata["step"] != int64(0) || root[0].Parent != nil {
+		t.Fatalf("root: %+v", root[0])
+	}
+	for _, h := range all {
+		if h.Config.CheckpointNS == "" {
+			continue
+		}
+		parents, _ := h.Metadata["parents"].(map[string]any)
+		if parents[""] != root[0].Config.CheckpointID {
+			t.Errorf("%s: parents %v do not name the stored root checkpoint", h.Config.CheckpointNS, parents)
+		}
+	}
+	for _, c := range rec.Calls() {
+		if c.Method == refengine.MethodPut && c.Config.CheckpointID != "" {
+			t.Errorf("exit-mode put with a parent on a fresh thread: %+v", c.Config)
+		}
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{Resume: "ok"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	root = history(t, s, "t", "")
+	if len(root) != 2 || root[1].Parent == nil || root[1].Parent.CheckpointID != root[0].Config.CheckpointID {
+		t.Fatalf("root after resume: %d checkpoints", len(root))
+	}
+	// Children that finished normally save nothing at exit.
+	if n := len(listAll(t, s, "t")); n != 4 {
+		t.Errorf("%d checkpoints over all namespaces after resume, want 4", n)
+	}
+}
+
+func listAll(t *testing.T, s spec.Saver, thread string) []*spec.Tuple {
+	t.Helper()
+	var out []*spec.Tuple
+	for tup, err := range s.List(context.Background(), spec.ListOptions{ThreadID: thread, AllNamespaces: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tup)
+	}
+	return out
+}
+
+func TestUpdateStateOnFreshThread(t *testing.T) {
+	ctx := context.Background()
+	rec := refengine.Record(memory.New())
+	runs := newCounter("a", "b")
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(rec))
+	cfg := refengine.RunConfig{ThreadID: "fresh"}
+	out, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"seed"}}, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.Calls()
+	if got := methodsOf(calls); strings.Join(got, ",") != "GetTuple,Put" {
+		t.Fatalf("calls = %v (no PutWrites on a fresh thread)", got)
+	}
+	if calls[1].Config.CheckpointID != "" || calls[1].Metadata["step"] != int64(0) || calls[1].Metadata["source"] != "update" {
+		t.Errorf("put %+v %v", calls[1].Config, calls[1].Metadata)
+	}
+	// Continuing runs what the update scheduled: b.
+	next := cfg
+	next.CheckpointID = out.CheckpointID
+	res, err := g.Invoke(ctx, nil, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.Equal(res.Values["log"], []any{"seed", "b"}) || runs.get("a") != 0 || runs.get("b") != 1 {
+		t.Errorf("log = %v, runs a=%d b=%d", res.Values["log"], runs.get("a"), runs.get("b"))
+	}
+	if _, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"x"}}, "zzz"); err == nil {
+		t.Error("update as an unknown node should fail")
+	}
+	if _, err := g.UpdateState(ctx, refengine.RunConfig{ThreadID: "none"}, nil, refengine.CopyNode); err == nil {
+		t.Error("copying a missing checkpoint should fail")
+	}
+}
