@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 
 	g "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -171,6 +172,16 @@ func listSpecs(e *env) {
 			Expect(ids(ctx, md("nested.a", 1))).To(BeEmpty())
 			Expect(ids(ctx, md("$k'\"%", "lit"))).To(Equal([]string{"c3"}))
 			Expect(ids(ctx, md("$k'\"_", "lit"))).To(BeEmpty())
+			// Keys that break naive SQL, JSON-path or operator handling.
+			odd := []string{"x'); DROP TABLE checkpoints; --", "a b", "(c)", "access-level", "123abc", "$gt", "a\\b", "ü.ß"}
+			for i, key := range odd {
+				e.put(ctx, "inj", "", "", fmt.Sprintf("k%d", i), md(key, "v", "user", map[string]any{key: "nested"}))
+			}
+			for i, key := range odd {
+				got := idsOf(e.list(ctx, spec.ListOptions{ThreadID: "inj", Filter: md(key, "v")}))
+				Expect(got).To(Equal([]string{fmt.Sprintf("k%d", i)}), "filter key %q", key)
+				Expect(e.list(ctx, spec.ListOptions{ThreadID: "inj", Filter: md("user."+key, "nested")})).To(BeEmpty(), "dotted key %q", "user."+key)
+			}
 		})
 
 		check("[LIST-FILTER-3] compares numbers by value", lList, func(ctx context.Context) {

@@ -90,7 +90,7 @@ func listTableSpecs(e *env) {
 	}
 	nss := []nsScope{{all: true}, {ns: ""}, {ns: "s:1|x:2"}, {ns: "missing"}}
 	befores := []string{"", "03", "045", "06"}
-	filters := []spec.Metadata{nil, {"source": "loop"}, {"step": 2.0}, {"flag": true}, {"source": "input", "n": nil}, {"flag": 1, "step": 1}}
+	filters := []spec.Metadata{nil, {}, {"source": "loop"}, {"step": 2.0}, {"flag": true}, {"source": "input", "n": nil}, {"flag": 1, "step": 1}}
 	limits := []int{0, 1, 2, 100}
 
 	g.Describe("List matrix (generated, checked against the model)", func() {

@@ -101,6 +101,9 @@ func putSpecs(e *env) {
 			cp := cpOf("c1", map[string]any{"a": int64(1), "extra": "not versioned"}, spec.Versions{"a": "1", "ghost": "7"})
 			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, spec.Versions{"a": "1"})
 			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": int64(1)}, "values")
+			// A channel dropped from ChannelVersions is absent, though its value is stored.
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cpOf("c2", map[string]any{"a": int64(1)}, spec.Versions{"b": "1"}), nil, nil)
+			expectSame(e.get(ctx, "t", "", "c2").Checkpoint.ChannelValues, map[string]any{}, "values after dropping a")
 		})
 
 		check("[PUT-7] stores 'no value' for a channel in newVersions that has no value", lPut, func(ctx context.Context) {
