@@ -207,6 +207,7 @@ func MarshalTrace(calls []Call) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(tr); err != nil {
 		return nil, fmt.Errorf("refengine: trace: %w", err)
 	}
@@ -370,6 +371,7 @@ func NormalizeTrace(trace []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(doc); err != nil {
 		return nil, err
 	}
