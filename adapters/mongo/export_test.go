@@ -30,3 +30,6 @@ func SetChunking(inline, chunk int) (restore func()) {
 
 // Canonical exposes the canonical encoding behind filter tokens.
 func Canonical(v any) []byte { return canonical(nil, v) }
+
+// LatestQuery exposes the filter and sort of GetTuple without an ID.
+var LatestQuery = latestQuery

@@ -35,9 +35,8 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	if cfg.CheckpointID != "" {
 		res = s.checkpoints.FindOne(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)}})
 	} else {
-		res = s.checkpoints.FindOne(ctx,
-			bson.D{{Key: "thread", Value: cfg.ThreadID}, {Key: "ns", Value: cfg.CheckpointNS}},
-			options.FindOne().SetSort(bson.D{{Key: "id", Value: -1}}))
+		q, sort := latestQuery(cfg.ThreadID, cfg.CheckpointNS)
+		res = s.checkpoints.FindOne(ctx, q, options.FindOne().SetSort(sort))
 	}
 	var doc checkpointDoc
 	if err := res.Decode(&doc); err != nil {
@@ -52,6 +51,13 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 		return nil, err
 	}
 	return tuples[0].tuple, nil
+}
+
+// latestQuery returns the filter and sort that find the latest checkpoint
+// of a thread and namespace: the (thread, ns, id) index read backwards,
+// limited to one document.
+func latestQuery(thread, ns string) (bson.D, bson.D) {
+	return bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: ns}}, bson.D{{Key: "id", Value: -1}}
 }
 
 // listQuery builds the filter and sort of List. The sort always starts with

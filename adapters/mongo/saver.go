@@ -168,11 +168,16 @@ func (s *Saver) indexSpecs() map[*mongo.Collection][]mongo.IndexModel {
 // Setup creates the saver's indexes. It is idempotent and may run on
 // collections that already exist and hold data: createIndexes with an
 // existing name and identical keys is a no-op on MongoDB and FerretDB, so
-// indexes are compared by name and keys, never counted.
+// every index is requested every time, by name (never by counting the
+// indexes a collection has). Indexes are created one per command: FerretDB
+// v1.24 panics on a createIndexes command that lists two or more indexes
+// which already exist.
 func (s *Saver) Setup(ctx context.Context) error {
 	for coll, models := range s.indexSpecs() {
-		if _, err := coll.Indexes().CreateMany(ctx, models); err != nil {
-			return wrapErr(ctx, "setup: create indexes on "+coll.Name(), err)
+		for _, m := range models {
+			if _, err := coll.Indexes().CreateOne(ctx, m); err != nil {
+				return wrapErr(ctx, "setup: create indexes on "+coll.Name(), err)
+			}
 		}
 	}
 	return nil

@@ -54,6 +54,7 @@ type options struct {
 	listenAddr string
 	dataDir    string
 	logLevel   slog.Level
+	sync       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +67,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dataDir, "data-dir", "",
 		"directory for the SQLite databases (created if missing); empty means a new temporary directory removed on exit")
 	fs.StringVar(&level, "log-level", "error", "log level: debug, info, warn or error")
+	fs.StringVar(&o.sync, "synchronous", "normal",
+		"SQLite synchronous pragma: off, normal or full (FerretDB's own default is full, one fsync per commit)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -75,6 +78,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
 		return o, fmt.Errorf("invalid -log-level %q: %w", level, err)
 	}
+	switch o.sync {
+	case "off", "normal", "full":
+	default:
+		return o, fmt.Errorf("invalid -synchronous %q: want off, normal or full", o.sync)
+	}
 	if o.listenAddr == "" {
 		return o, errors.New("-listen-addr must not be empty")
 	}
@@ -83,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 // sqliteURL turns a directory into the file: URI FerretDB's SQLite backend
 // expects: an absolute path that ends with a slash.
-func sqliteURL(dir string) (string, error) {
+func sqliteURL(dir, sync string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -92,7 +100,8 @@ func sqliteURL(dir string) (string, error) {
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
 	}
-	return "file:" + (&url.URL{Path: p}).EscapedPath(), nil
+	q := url.Values{"_pragma": {"synchronous(" + sync + ")"}}
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode(), nil
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -111,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	su, err := sqliteURL(dir)
+	su, err := sqliteURL(dir, o.sync)
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
