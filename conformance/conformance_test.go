@@ -152,8 +152,8 @@ func TestCitations(t *testing.T) {
 func TestModelAgreesWithMemory(t *testing.T) {
 	ctx := context.Background()
 	h := Harness{New: newMemory}
-	n := uint64(150)
-	if testing.Short() {
+	n := uint64(100)
+	if testing.Short() || raceEnabled {
 		n = 20
 	}
 	for sd := range n {

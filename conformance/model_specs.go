@@ -29,12 +29,19 @@ func seed() uint64 {
 	return DefaultSeed
 }
 
-// Sizes of the random runs: sequences per spec and operations per sequence.
+// Sizes of the random runs: sequences per spec (fewer under the race
+// detector) and operations per sequence.
 const (
-	randSequences = 24
 	randOps       = 40
 	maxShrinkRuns = 400
 )
+
+func randSequences() uint64 {
+	if raceEnabled {
+		return 8
+	}
+	return 24
+}
 
 // runSequence replays ops against a fresh saver from h and the model,
 // comparing every read and, after every write, the whole store. It returns
@@ -147,7 +154,7 @@ func randomSpec(e *env, text string, labels g.Labels, c caps, need func()) {
 			need()
 		}
 		base := seed()
-		for n := range uint64(randSequences) {
+		for n := range randSequences() {
 			sd := base + n
 			ops := genSequence(sd, randOps, c)
 			if at, _ := runSequence(ctx, e.h, ops); at < 0 {
