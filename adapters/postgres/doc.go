@@ -63,11 +63,24 @@
 // its metadata land atomically, in one round trip. PutWrites is one INSERT
 // ... ON CONFLICT: regular writes keep the first value (the conflict update
 // is filtered out by idx >= 0), special writes the last. List fetches
-// checkpoints in pages (keyset pagination on the sort key); each page is one
-// statement whose lateral subqueries bring each checkpoint's values and
-// pending writes along, so there is no query per checkpoint. A page is read
-// completely and its connection released before the caller sees a tuple,
-// so stopping early leaks nothing and a slow consumer holds no connection.
+// checkpoints in pages ([WithListPageSize]) with keyset pagination on the
+// sort key. A page is one statement: an inner SELECT reads the checkpoints
+// in index order, applies the filter and stops at the page size; lateral
+// subqueries then bring each row's values and pending writes along, so
+// there is no query per checkpoint. A page is read completely and its
+// connection released before the caller sees a tuple, so stopping early
+// leaks nothing and a slow consumer holds no connection. The price is that
+// pages are separate snapshots: a checkpoint put or deleted during a long
+// iteration may or may not be seen, but none is seen twice.
+//
+// The statements are shaped so that the planner keeps to those index
+// paths even with stale or missing statistics (right after a burst of
+// Puts, say): values are fetched by a LIMIT 1 primary-key probe per
+// channel rather than a join the planner may reorder, and the metadata
+// filter is wrapped in a CASE so that it is estimated as "matches half the
+// rows" rather than the 0.5 % per key that made a two-key filter look so
+// rare that sorting the whole thread seemed cheaper than reading it in
+// order. The EXPLAIN tests check the plans with and without statistics.
 //
 // # Pooling
 //
