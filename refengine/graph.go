@@ -209,6 +209,7 @@ type Graph struct {
 	saver           spec.Saver
 	interruptBefore []string
 	interruptAfter  []string
+	stateful        bool
 }
 
 // Option configures Compile.
@@ -222,6 +223,13 @@ func WithSaver(s spec.Saver) Option { return func(g *Graph) { g.saver = s } }
 func WithInterruptBefore(nodes ...string) Option {
 	return func(g *Graph) { g.interruptBefore = slices.Clone(nodes) }
 }
+
+// Stateful makes the graph, when used as a subgraph, keep one checkpoint
+// lineage per thread (LangGraph's checkpointer=True): it runs in the recast
+// namespace (task IDs removed, e.g. "inner" or "outer|inner"), so each
+// invocation continues from the previous one's state. It has no effect on a
+// root graph.
+func Stateful() Option { return func(g *Graph) { g.stateful = true } }
 
 // WithInterruptAfter stops a run after a superstep in which any of nodes ran
 // ("*": any node but the hidden start node).

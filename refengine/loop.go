@@ -22,6 +22,29 @@ type runOpts struct {
 	resuming  *bool
 	resumeMap map[string]any
 	newID     func(step int) string
+	// replay is LangGraph's ReplayState, set while the root time travels.
+	replay *replayState
+}
+
+// replayState lets subgraphs find their state as of the checkpoint the root
+// replays from: on the first visit of a (recast) namespace a nested loop
+// lists the newest checkpoint created before that ID.
+type replayState struct {
+	id      string
+	mu      sync.Mutex
+	visited map[string]bool
+}
+
+// firstVisit reports whether ns is visited for the first time.
+func (r *replayState) firstVisit(ns string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := spec.RecastNamespace(ns)
+	if r.visited[key] {
+		return false
+	}
+	r.visited[key] = true
+	return true
 }
 
 // loop runs one graph in one namespace: LangGraph's PregelLoop.
@@ -45,6 +68,7 @@ type loop struct {
 	loadedID       string
 	loadedVersions spec.Versions
 	loadedSource   string
+	loadedParent   string
 	prevVersions   spec.Versions
 	lastCp         *spec.Checkpoint
 	lastMeta       spec.Metadata
@@ -97,7 +121,14 @@ func (l *loop) run(ctx context.Context, input any) (State, error) {
 
 // load reads the checkpoint to start from: exactly one saver read.
 func (l *loop) load(ctx context.Context) error {
-	tup, err := l.saver.GetTuple(ctx, l.config(l.loadID))
+	var tup *spec.Tuple
+	var err error
+	if l.nested && l.loadID == "" && l.opts.replay != nil && l.opts.replay.firstVisit(l.ns) {
+		tup, err = l.replayLookup(ctx)
+		l.opts.resuming = nil // the subgraph re-applies its input
+	} else {
+		tup, err = l.saver.GetTuple(ctx, l.config(l.loadID))
+	}
 	switch {
 	case errors.Is(err, spec.ErrNotFound) && l.loadID == "":
 		tup = &spec.Tuple{Checkpoint: spec.Checkpoint{V: 4, ID: l.opts.newID(-2)}, Metadata: spec.Metadata{"step": int64(-2)}}
@@ -111,6 +142,9 @@ func (l *loop) load(ctx context.Context) error {
 	l.loadedVersions = maps.Clone(l.cp.ChannelVersions)
 	l.prevVersions = maps.Clone(l.cp.ChannelVersions)
 	l.loadedSource, _ = tup.Metadata["source"].(string)
+	if tup.Parent != nil {
+		l.loadedParent = tup.Parent.CheckpointID
+	}
 	step, ok := metadataStep(tup.Metadata)
 	if !ok {
 		return fmt.Errorf("refengine: checkpoint %s has no integer step in its metadata", tup.Checkpoint.ID)
@@ -125,6 +159,20 @@ func (l *loop) load(ctx context.Context) error {
 	l.chans = l.g.loadChannels(&l.cp)
 	l.isReplaying = !l.nested && l.loadID != ""
 	return nil
+}
+
+// replayLookup loads the newest checkpoint of the loop's namespace created
+// before the checkpoint the root replays from (a List with Before and
+// Limit 1: the one place where IDs are compared across namespaces).
+func (l *loop) replayLookup(ctx context.Context) (*spec.Tuple, error) {
+	opts := spec.ListOptions{ThreadID: l.opts.thread, Namespace: l.ns, Before: l.opts.replay.id, Limit: 1}
+	for tup, err := range l.saver.List(ctx, opts) {
+		if err != nil {
+			return nil, err
+		}
+		return tup, nil
+	}
+	return nil, spec.ErrNotFound
 }
 
 // DefaultRecursionLimit is the superstep limit of a run, as in LangGraph.

@@ -197,6 +197,13 @@ func (l *loop) first(ctx context.Context, input any) error {
 	}
 	if !l.nested {
 		l.opts.resuming = &resuming
+		if timeTravel {
+			id := l.loadedID
+			if l.loadedSource == "update" || l.loadedSource == "fork" {
+				id = l.loadedParent
+			}
+			l.opts.replay = &replayState{id: id, visited: map[string]bool{}}
+		}
 	}
 	return nil
 }

@@ -165,6 +165,9 @@ func (g *Graph) snapshotOf(tup *spec.Tuple, applyPending bool) (*Snapshot, error
 		st := SnapshotTask{ID: t.id, Name: t.node.name, Path: t.path}
 		if t.node.sub != nil {
 			st.Namespace = t.ns
+			if t.node.sub.stateful {
+				st.Namespace = spec.RecastNamespace(t.ns)
+			}
 		}
 		for _, w := range tup.PendingWrites {
 			if w.TaskID != t.id {

@@ -155,7 +155,11 @@ func (g *Graph) freshState(chans map[string]channel, writes []spec.Write) (State
 // runSubgraph runs a compiled subgraph as task t, in namespace t.ns with the
 // parent's saver, and maps its final state onto the parent's keys.
 func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update, error) {
-	child := newLoop(t.node.sub, l.saver, t.ns, l.opts)
+	ns := t.ns
+	if t.node.sub.stateful {
+		ns = spec.RecastNamespace(ns)
+	}
+	child := newLoop(t.node.sub, l.saver, ns, l.opts)
 	child.nested = true
 	child.parentSP = sp
 	child.parents = maps.Clone(l.parents)

@@ -54,7 +54,7 @@ func All() []Scenario {
 	return []Scenario{
 		linear, linearAsync, linearConcurrent, interruptResume, interruptTwice, fanoutFailure,
 		staticInterrupts, interruptBefore, sendMapReduce, subgraphInterrupt, updateFork,
-		replayHistory, exitDurability, parallelInterrupts,
+		replayHistory, exitDurability, parallelInterrupts, statefulSubgraph,
 	}
 }
 
