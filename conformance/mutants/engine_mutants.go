@@ -3,6 +3,7 @@ package mutants
 import (
 	"context"
 	"errors"
+	"iter"
 	"slices"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -76,6 +77,26 @@ func init() {
 			_ = s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "a"}, []spec.Write{wr("c", 1)}, "task", "~__pregel_pull, node")
 			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
 			return writesOf(ctx, s, "t", "", "a")
+		},
+	})
+	register(Mutant{
+		Name: "engine-lookup-ignores-before", Rule: "ENGINE-SUBGRAPH-2",
+		Description: "A List of one subgraph namespace with Limit 1 ignores Before and returns the latest checkpoint (a \"latest of namespace\" shortcut).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				if o.Limit == 1 && o.Namespace != "" && !o.AllNamespaces && o.Before != "" && len(o.Filter) == 0 {
+					o.Before = ""
+				}
+				return w.Inner.List(ctx, o)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "sub", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "", "b", "", nil, nil)
+			_ = putCP(ctx, s, "t", "sub", "c", "a", nil, nil)
+			return listKeys(ctx, s, spec.ListOptions{ThreadID: "t", Namespace: "sub", Before: "b", Limit: 1})
 		},
 	})
 }
