@@ -26,6 +26,7 @@ var (
 	mutantFilter   = flag.String("mutants", "", "run the kill matrix only for mutants whose name matches this regexp (the control always runs)")
 	mutantParallel = flag.Int("mutants.parallel", 2, "number of suite subprocesses the kill matrix runs at once")
 	matrixFile     = flag.String("mutants.matrix", "", "also write the kill matrix as JSON to this file")
+	fullRuns       = flag.Bool("mutants.full", false, "run every spec against every mutant instead of skipping the specs that start after its kill")
 )
 
 // subprocessTimeout bounds one run of the suite against one saver.
@@ -198,6 +199,9 @@ func runSuite(ctx context.Context, dir, name string) ([]byte, conformance.Report
 	cmd := exec.CommandContext(ctx, os.Args[0],
 		"-test.run=^TestMutantSuite$", "-test.count=1", "-ginkgo.no-color")
 	cmd.Env = append(os.Environ(), envMutant+"="+name, envReport+"="+reportPath)
+	if !*fullRuns {
+		cmd.Env = append(cmd.Env, envStop+"=1")
+	}
 	var out bytes.Buffer
 	// One buffer for both streams: they share one pipe, so the race
 	// detector's reports stay in order with the spec markers.
@@ -230,19 +234,20 @@ func racesBySpec(out []byte) []string {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
+		// Ginkgo's progress dots may precede a marker on its line.
 		line := sc.Text()
+		if _, text, ok := strings.Cut(line, markerStart); ok {
+			current = text
+			continue
+		}
 		switch {
-		case strings.HasPrefix(line, markerStart):
-			current = strings.TrimPrefix(line, markerStart)
-		case strings.HasPrefix(line, markerEnd):
+		case strings.Contains(line, markerEnd):
 			current = ""
 		case strings.Contains(line, "WARNING: DATA RACE"):
 			if current == "" {
 				rules = append(rules, "(outside any spec)")
 			}
-			for _, m := range citation.FindAllStringSubmatch(current, -1) {
-				rules = append(rules, m[1])
-			}
+			rules = append(rules, citedRules(current)...)
 		}
 	}
 	slices.Sort(rules)

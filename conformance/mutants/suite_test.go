@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	g "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/conformance"
@@ -20,6 +23,10 @@ const (
 	envMutant = "CHECKPOINTKIT_MUTANT"
 	// envReport is where conformance.Run writes its JSON report.
 	envReport = "CHECKPOINTKIT_REPORT_JSON"
+	// envStop, when "1", makes the subprocess skip every spec that starts
+	// after a failing spec (other than a model-based one) citing the
+	// mutant's rule: the mutant is killed, the rest would only cost time.
+	envStop = "CHECKPOINTKIT_MUTANT_STOP_AT_KILL"
 )
 
 // Markers written to stderr around every spec, so that the kill test can
@@ -44,19 +51,41 @@ func TestMutantSuite(t *testing.T) {
 		t.Skip(envMutant + " is not set: this test runs as a subprocess of TestKillMatrix")
 	}
 	newSaver := func() spec.Saver { return memory.New() }
+	var killed atomic.Bool
 	if name != ControlName {
 		m, ok := Lookup(name)
 		if !ok {
 			t.Fatalf("%s=%q names no registered mutant", envMutant, name)
 		}
 		newSaver = m.New
+		if os.Getenv(envStop) == "1" {
+			g.ReportAfterEach(func(r types.SpecReport) {
+				// The model-based specs cite dozens of rules each; only a
+				// focused spec's failure settles the verdict.
+				if r.Failed() && !slices.Contains(r.Labels(), "model") && slices.Contains(citedRules(r.LeafNodeText), m.Rule) {
+					killed.Store(true)
+				}
+			})
+		}
 	}
 	conformance.Run(t, conformance.Harness{
 		Name: name,
 		New: func(context.Context) (spec.Saver, func(), error) {
+			if killed.Load() {
+				g.Skip("the mutant is already killed")
+			}
 			text := g.CurrentSpecReport().LeafNodeText
 			fmt.Fprintln(os.Stderr, markerStart+text)
 			return newSaver(), func() { fmt.Fprintln(os.Stderr, markerEnd+text) }, nil
 		},
 	})
+}
+
+// citedRules returns the rule IDs a spec text cites, as "[LIST-ORDER-1]".
+func citedRules(text string) []string {
+	var out []string
+	for _, m := range citation.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
