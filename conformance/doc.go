@@ -36,7 +36,8 @@
 //
 // Ginkgo's flags pass through go test: -ginkgo.label-filter=list,
 // -ginkgo.junit-report=out.xml, -ginkgo.no-color, -ginkgo.v. The suite adds
-// -checkpointkit.seed (or env CHECKPOINTKIT_SEED) for the random specs and
+// -checkpointkit.seed (or env CHECKPOINTKIT_SEED) and -checkpointkit.sequences
+// (or env CHECKPOINTKIT_SEQUENCES, for longer runs) for the random specs, and
 // -checkpointkit.report-json=FILE (or env CHECKPOINTKIT_REPORT_JSON) to write
 // the report as JSON. Run it under -race: the concurrency specs rely on it.
 //

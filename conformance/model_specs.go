@@ -36,7 +36,18 @@ const (
 	maxShrinkRuns = 400
 )
 
+// randSequences returns the number of random sequences per spec:
+// -checkpointkit.sequences or CHECKPOINTKIT_SEQUENCES when set (for longer
+// runs), else 24, or 8 under the race detector.
 func randSequences() uint64 {
+	if *sequencesFlag > 0 {
+		return *sequencesFlag
+	}
+	if s := os.Getenv("CHECKPOINTKIT_SEQUENCES"); s != "" {
+		if v, err := strconv.ParseUint(s, 10, 64); err == nil && v > 0 {
+			return v
+		}
+	}
 	if raceEnabled {
 		return 8
 	}

@@ -111,8 +111,9 @@ var (
 )
 
 var (
-	seedFlag   = flag.Uint64("checkpointkit.seed", 0, "seed of the model-based random specs (0: CHECKPOINTKIT_SEED or the default)")
-	reportFlag = flag.String("checkpointkit.report-json", "", "write the conformance report as JSON to this file (default: $CHECKPOINTKIT_REPORT_JSON)")
+	seedFlag      = flag.Uint64("checkpointkit.seed", 0, "seed of the model-based random specs (0: CHECKPOINTKIT_SEED or the default)")
+	sequencesFlag = flag.Uint64("checkpointkit.sequences", 0, "random sequences per model-based spec (0: CHECKPOINTKIT_SEQUENCES or the default)")
+	reportFlag    = flag.String("checkpointkit.report-json", "", "write the conformance report as JSON to this file (default: $CHECKPOINTKIT_REPORT_JSON)")
 
 	lastMu     sync.Mutex
 	lastReport *Report
