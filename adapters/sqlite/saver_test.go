@@ -298,6 +298,7 @@ func TestFilterSemantics(t *testing.T) {
 		{"v": int64(1<<53 + 1)},
 		{"a.b": "dot", `k"'$`: "q", "v": "x\x00y"},
 		{"v": false},
+		{"k\x00ey": "nul", "v": "é\u2028\x01"},
 	}
 	for i, md := range mds {
 		cp, vs := checkpoint(fmt.Sprintf("%02d", i), nil)
@@ -308,7 +309,7 @@ func TestFilterSemantics(t *testing.T) {
 		{"v": map[string]any{"b": []any{"x", 2.5}, "a": 1.0}}, {"v": []any{int64(1), int64(2)}},
 		{"v": []any{int64(2), int64(1)}}, {"v": float64(1 << 53)}, {"v": int64(1<<53 + 1)},
 		{"a.b": "dot"}, {"a": map[string]any{"b": "dot"}}, {`k"'$`: "q"}, {"v": "xy"}, {"v": "x\x00y"},
-		{}, {"missing": nil},
+		{}, {"missing": nil}, {"k\x00ey": "nul"}, {"k": "nul"}, {"v": "é\u2028\x01"},
 	}
 	for _, f := range filters {
 		nf, _ := spec.NormalizeFilter(f)
