@@ -58,6 +58,11 @@ func runWorkers(fn func(w int) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[w] = fmt.Errorf("worker %d panicked: %v", w, r)
+				}
+			}()
 			errs[w] = fn(w)
 		}()
 	}

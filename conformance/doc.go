@@ -45,7 +45,8 @@
 //
 // Base capabilities: put (identity, Put, values, namespaces), put_writes,
 // get_tuple, list, delete_thread, concurrency, errors (invalid input and
-// contexts), model (model-based random sequences). Optional capabilities,
+// contexts), model (model-based random sequences), engine (the reference
+// engine's scenarios replayed against the saver). Optional capabilities,
 // detected by type assertion on the saver: copy_thread ([spec.ThreadCopier]),
 // delete_for_runs ([spec.RunDeleter]), prune ([spec.Pruner]), versions
 // ([spec.VersionGenerator]). A saver without an optional interface gets

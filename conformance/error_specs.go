@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -149,7 +150,14 @@ func ctxSpecs(e *env) {
 				e.put(ctx, "t", []string{"", "sub:1"}[i%2], "", string(rune('a'+i)), nil)
 			}
 			done := make(chan error, 1)
-			go func() { done <- breakEarlyThenUse(ctx, e.s) }()
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panic: %v", r)
+					}
+				}()
+				done <- breakEarlyThenUse(ctx, e.s)
+			}()
 			var err error
 			Eventually(done).WithTimeout(10*time.Second).Should(Receive(&err), "the saver blocked after early breaks out of List")
 			Expect(err).NotTo(HaveOccurred())

@@ -75,8 +75,13 @@ func runSequence(ctx context.Context, h Harness, ops []op) (int, string) {
 }
 
 // step runs one op on the saver and the model and describes any
-// divergence.
-func step(ctx context.Context, s spec.Saver, st *genState, o op) string {
+// divergence, including a panic of the saver.
+func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
+	defer func() {
+		if r := recover(); r != nil {
+			diff = fmt.Sprintf("saver panicked: %v", r)
+		}
+	}()
 	var err error
 	switch o.kind {
 	case opPut:
