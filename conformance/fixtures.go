@@ -126,7 +126,7 @@ func collect(seq func(func(*spec.Tuple, error) bool)) ([]*spec.Tuple, error) {
 	return out, err
 }
 
-// ids returns the thread/namespace/ID triples of tuples, one string each.
+// keysOf returns the keys of tuples, one string each.
 func keysOf(ts []*spec.Tuple) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
@@ -207,11 +207,6 @@ func same(a, b any) bool {
 		return ok && (x == nil) == (y == nil) && string(x) == string(y)
 	}
 	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.DeepEqual(a, b)
-}
-
-// beSame is a Gomega matcher for same.
-func beSame(want any) OmegaMatcher {
-	return WithTransform(func(got any) bool { return same(got, want) }, BeTrue())
 }
 
 // expectSame asserts same(got, want) with a readable message.
