@@ -158,12 +158,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 }
 
 // New returns a saver over a database handle owned by the caller, after
-// migrating its schema (under context.Background; use [NewContext] to bound
-// it). Close does not close db. For file databases the
-// caller's DSN should set _busy_timeout (and ideally _journal_mode=WAL);
-// write transactions always start with BEGIN IMMEDIATE whatever _txlock
-// says. An in-memory database should be limited to one connection
-// (db.SetMaxOpenConns(1)).
+// migrating its schema (under context.Background; [NewContext] takes a
+// context). Close does not close db. For a file database the caller's DSN
+// should set _busy_timeout and _journal_mode=WAL; write transactions start
+// with BEGIN IMMEDIATE whatever _txlock says. An in-memory database must be
+// limited to one connection (db.SetMaxOpenConns(1)), or every connection
+// sees a database of its own.
 func New(db *sql.DB, opts ...Option) (*Saver, error) {
 	return NewContext(context.Background(), db, opts...)
 }
