@@ -45,6 +45,11 @@ type RunConfig struct {
 	// RecursionLimit caps the supersteps of a run (default
 	// DefaultRecursionLimit).
 	RecursionLimit int
+	// Metadata holds extra keys stored in the metadata of every checkpoint
+	// the run writes, subgraphs included (LangGraph copies run_id and the
+	// caller's configurable keys this way). The engine's own keys (source,
+	// step, parents) take precedence. Values must be JSON-like.
+	Metadata spec.Metadata
 	// NewCheckpointID mints checkpoint IDs (default spec.NewCheckpointID).
 	// Tests use SequentialIDs to make whole traces reproducible.
 	NewCheckpointID func(step int) string
@@ -82,8 +87,12 @@ func (g *Graph) runOptions(cfg RunConfig) (runOpts, error) {
 	if newID == nil {
 		newID = spec.NewCheckpointID
 	}
+	md, err := spec.NormalizeMetadata(cfg.Metadata)
+	if err != nil {
+		return runOpts{}, fmt.Errorf("refengine: run metadata: %w", err)
+	}
 	return runOpts{thread: cfg.ThreadID, durability: d, deterministic: cfg.Deterministic,
-		recursionLimit: cfg.RecursionLimit, newID: newID}, nil
+		recursionLimit: cfg.RecursionLimit, newID: newID, metadata: md}, nil
 }
 
 // Invoke runs the graph on a thread. input is a State (new input), a

@@ -236,7 +236,8 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 // The writes are also saved as pending writes of the updated checkpoint
 // under the ID of the task asNode would have run as. An empty asNode means
 // the node that ran last; [CopyNode] forks the checkpoint unchanged (source
-// "fork", values must be nil). It returns the new checkpoint's config.
+// "fork", values must be nil); [InputTask] applies values as new graph input
+// (source "input"). It returns the new checkpoint's config.
 func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, asNode string) (spec.Config, error) {
 	opts, err := g.runOptions(cfg)
 	if err != nil {
@@ -281,6 +282,9 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 			}
 		}
 	}
+	if asNode == InputTask {
+		return l.updateAsInput(ctx, saved, &cp, chans, step, parents, values)
+	}
 	if asNode == "" {
 		if asNode, err = sub.lastNode(&cp); err != nil {
 			return spec.Config{}, err
@@ -322,12 +326,48 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	if err != nil {
 		return spec.Config{}, err
 	}
-	md := spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents}
+	md := opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
 	out, err := saver.Put(ctx, parentCfg, next, md, newVersions(prev, next.ChannelVersions))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
 	return out, nil
+}
+
+// updateAsInput applies values as graph input on top of saved (UpdateState
+// with InputTask): an "input" checkpoint, then the input write saved
+// against it under a task ID derived from the previous checkpoint's ID.
+func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, step int, parents map[string]any, values Update) (spec.Config, error) {
+	in, err := spec.Normalize(map[string]any(values))
+	if err != nil {
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	writes := []spec.Write{{Channel: Start, Value: in}}
+	prev := maps.Clone(cp.ChannelVersions)
+	if _, err := l.g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: writes}}, l.nextVersion); err != nil {
+		return spec.Config{}, err
+	}
+	next, parentCfg := -1, l.config("")
+	if saved != nil {
+		next, parentCfg = step+1, saved.Config
+	}
+	taskID, err := uuid5(cp.ID, InputTask)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	out, err := newCheckpoint(cp, chans, l.opts.newID(next), nil)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	md := l.opts.withExtras(spec.Metadata{"source": "input", "step": int64(next), "parents": parents})
+	cfg, err := l.saver.Put(ctx, parentCfg, out, md, newVersions(prev, out.ChannelVersions))
+	if err != nil {
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	if err := l.saver.PutWrites(ctx, cfg, writes, taskID, ""); err != nil {
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	return cfg, nil
 }
 
 // applySaved applies the null writes and the saved writes of finished tasks
@@ -415,6 +455,6 @@ func (l *loop) copyFork(ctx context.Context, saved *spec.Tuple, values Update) (
 	if saved.Parent != nil {
 		parentCfg = *saved.Parent
 	}
-	md := spec.Metadata{"source": "fork", "step": int64(step + 1), "parents": parents}
+	md := l.opts.withExtras(spec.Metadata{"source": "fork", "step": int64(step + 1), "parents": parents})
 	return l.saver.Put(ctx, parentCfg, next, md, spec.Versions{})
 }

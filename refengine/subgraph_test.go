@@ -217,3 +217,51 @@ func TestUpdateStateOnFreshThread(t *testing.T) {
 		t.Error("copying a missing checkpoint should fail")
 	}
 }
+
+func TestUpdateStateAsInputAndRunMetadata(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	rec := refengine.Record(s)
+	runs := newCounter("a", "b")
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(rec))
+	cfg := refengine.RunConfig{ThreadID: "t", Metadata: spec.Metadata{"run_id": "r1", "source": "ignored"}}
+	out, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"x"}}, refengine.InputTask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.Calls()
+	if got := strings.Join(methodsOf(calls), ","); got != "GetTuple,Put,PutWrites" {
+		t.Fatalf("calls = %s", got)
+	}
+	if md := calls[1].Metadata; md["source"] != "input" || md["step"] != int64(-1) || md["run_id"] != "r1" {
+		t.Errorf("input checkpoint metadata = %v", md)
+	}
+	if calls[2].Config.CheckpointID != out.CheckpointID || calls[2].Writes[0].Channel != refengine.Start {
+		t.Errorf("input writes %+v not saved against the new checkpoint", calls[2])
+	}
+	res, err := g.Invoke(ctx, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.Equal(res.Values["log"], []any{"x", "a", "b"}) {
+		t.Errorf("log = %v", res.Values["log"])
+	}
+	hs := history(t, s, "t", "")
+	if len(hs) != 4 {
+		t.Fatalf("%d checkpoints, want the input checkpoint plus three", len(hs))
+	}
+	for _, h := range hs {
+		if h.Metadata["run_id"] != "r1" {
+			t.Errorf("checkpoint %v lacks the run's metadata", h.Metadata)
+		}
+	}
+	if err := s.DeleteForRuns(ctx, []string{"r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(history(t, s, "t", "")); n != 0 {
+		t.Errorf("%d checkpoints left after deleting the run", n)
+	}
+}
