@@ -329,4 +329,3 @@ func (l *loop) afterTick(ctx context.Context) error {
 	}
 	return nil
 }
-
