@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
 	"strconv"
 
 	g "github.com/onsi/ginkgo/v2"
@@ -138,28 +141,99 @@ func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
 	return ""
 }
 
-// shrink returns a shorter sequence that still diverges, by greedily
-// removing chunks of ops while the sequence stays valid.
-func shrink(ctx context.Context, h Harness, ops []op) ([]op, int, string) {
-	at, why := runSequence(ctx, h, ops)
+// shrink returns a shorter sequence that still diverges: it greedily
+// removes chunks of ops, then simplifies the remaining ops one by one, as
+// long as the sequence stays valid and keeps diverging. at is -1 when the
+// divergence does not reproduce on a fresh saver.
+func shrink(ctx context.Context, h Harness, ops []op) (small []op, at int, why string) {
+	at, why = runSequence(ctx, h, ops)
+	if at < 0 {
+		return ops, -1, "the divergence did not reproduce on a fresh saver (is the saver deterministic?)"
+	}
 	ops = ops[:at+1]
 	runs := 1
+	try := func(cand []op) bool {
+		if len(cand) == 0 || runs >= maxShrinkRuns || !validSequence(cand) {
+			return false
+		}
+		runs++
+		if cat, cwhy := runSequence(ctx, h, cand); cat >= 0 {
+			ops, at, why = cand[:cat+1], cat, cwhy
+			return true
+		}
+		return false
+	}
 	for chunk := len(ops) / 2; chunk >= 1; chunk /= 2 {
-		for i := 0; i+chunk <= len(ops) && runs < maxShrinkRuns; {
-			cand := append(append([]op{}, ops[:i]...), ops[i+chunk:]...)
-			if len(cand) == 0 || !validSequence(cand) {
+		for i := 0; i+chunk <= len(ops); {
+			if !try(append(append([]op{}, ops[:i]...), ops[i+chunk:]...)) {
 				i++
-				continue
 			}
-			runs++
-			if cat, cwhy := runSequence(ctx, h, cand); cat >= 0 {
-				ops, at, why = cand[:cat+1], cat, cwhy
-				continue
+		}
+	}
+	for i := 0; i < len(ops); i++ {
+		for changed := true; changed && i < len(ops); {
+			changed = false
+			for _, v := range simpler(ops[i]) {
+				cand := slices.Clone(ops)
+				cand[i] = v
+				if try(cand) {
+					changed = true // simplify the new ops[i] further
+					break
+				}
 			}
-			i++
 		}
 	}
 	return ops, at, why
+}
+
+// simpler returns simpler variants of o, each dropping one detail.
+func simpler(o op) []op {
+	var out []op
+	switch o.kind {
+	case opPut:
+		if len(o.md) > 0 {
+			v := o
+			v.md = spec.Metadata{}
+			out = append(out, v)
+		}
+		if o.cfg.CheckpointID != "" {
+			v := o
+			v.cfg.CheckpointID = ""
+			out = append(out, v)
+		}
+		for ch := range o.cp.ChannelVersions {
+			v := o
+			v.cp.ChannelVersions = maps.Clone(o.cp.ChannelVersions)
+			v.cp.ChannelValues = maps.Clone(o.cp.ChannelValues)
+			v.nv = maps.Clone(o.nv)
+			delete(v.cp.ChannelVersions, ch)
+			delete(v.cp.ChannelValues, ch)
+			delete(v.nv, ch)
+			out = append(out, v)
+		}
+	case opWrites:
+		for j := range o.writes {
+			if len(o.writes) > 1 {
+				v := o
+				v.writes = slices.Delete(slices.Clone(o.writes), j, j+1)
+				out = append(out, v)
+			}
+		}
+	case opList:
+		for _, f := range []func(*spec.ListOptions){
+			func(l *spec.ListOptions) { l.Filter = nil },
+			func(l *spec.ListOptions) { l.Before = "" },
+			func(l *spec.ListOptions) { l.Limit = 0 },
+			func(l *spec.ListOptions) { l.CheckpointID = "" },
+		} {
+			v := o
+			f(&v.opts)
+			if !reflect.DeepEqual(v.opts, o.opts) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // randomSpec registers one model-based random spec over the given
