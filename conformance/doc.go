@@ -30,8 +30,10 @@
 //		Skip: map[string]string{"LIST-FILTER-6": "nested filters land in v2"},
 //	})
 //
-// Harness.New is called once per spec and must return a saver over empty,
-// isolated storage. Harness.Skip maps a rule ID or a label to a reason;
+// Run calls Ginkgo's RunSpecs, so call it once per test binary; to run
+// several harnesses in one binary, call Describe for each and RunSpecs once.
+// Harness.New is called once per spec (and once per random sequence) and
+// must return a saver over empty, isolated storage. Harness.Skip maps a rule ID or a label to a reason;
 // matching specs are skipped and the reason is shown in the report.
 //
 // Ginkgo's flags pass through go test: -ginkgo.label-filter=list,
@@ -95,9 +97,15 @@
 //	    "failed_rules": ["LIST-BEFORE-2"],
 //	    "specs": [{"text": "[LIST-BEFORE-2] cuts globally ...", "rules": ["LIST-BEFORE-2"],
 //	               "labels": ["list"], "status": "failed", "message": "..."}],
-//	    "uncited_rules": [], "unknown_rules": []
+//	    "uncited_rules": ["PUT-99"], "unknown_rules": ["NS-77"]
 //	  }]
 //	}
+//
+// Empty "failed_rules", "skip_reasons", "message", "uncited_rules" and
+// "unknown_rules" are omitted, except the harness-level "failed_rules",
+// which is always present. The model-based spec of label "model" cites
+// every rule its random operations exercise, so one divergence marks all of
+// them failed; the other specs cite one rule, or a few.
 //
 // Statuses are passed, failed, skipped (by the harness), not_supported and
 // not_run (filtered out). A rule's status is failed when any spec citing it
