@@ -125,6 +125,59 @@ func concSpecs(e *env) {
 			Expect(e.get(ctx, "shared", "", "w99").PendingWrites).To(HaveLen(concWorkers))
 		})
 
+		check("[CONC-2][WRITES-2][WRITES-3][PUT-11] keeps exactly one write per key and one checkpoint per key under contention", lConc, func(ctx context.Context) {
+			cfg := e.put(ctx, "t", "", "", "c1", nil)
+			Expect(runWorkers(func(w int) error {
+				for range 5 {
+					ws := []spec.Write{{Channel: "a", Value: w}, {Channel: spec.InterruptChannel, Value: w}}
+					if err := e.s.PutWrites(ctx, cfg, ws, "same-task", ""); err != nil {
+						return err
+					}
+					cp := cpOf("c2", map[string]any{"v": int64(w)}, spec.Versions{"v": spec.Version(fmt.Sprint(w))})
+					if _, err := e.s.Put(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cp, md("w", w), spec.Versions{"v": spec.Version(fmt.Sprint(w))}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})).To(Succeed())
+			pws := e.get(ctx, "t", "", "c1").PendingWrites
+			Expect(pws).To(HaveLen(2), "one regular and one special write for the single task")
+			Expect(pws[0].Channel).To(Equal(spec.InterruptChannel))
+			Expect(pws[1].Channel).To(Equal("a"))
+			Expect(pws[0].Value).To(BeNumerically("<", concWorkers))
+			Expect(pws[1].Value).To(BeNumerically("<", concWorkers))
+			listed := e.list(ctx, spec.ListOptions{ThreadID: "t"})
+			Expect(idsOf(listed)).To(Equal([]string{"c2", "c1"}))
+			// The surviving c2 is one worker's put as a whole.
+			w := listed[0].Metadata["w"]
+			expectSame(listed[0].Checkpoint.ChannelValues, map[string]any{"v": w}, "values of the surviving re-put")
+		})
+
+		check("[CONC-1][DELETE-4] loses nothing of other threads while threads are deleted", lConc, func(ctx context.Context) {
+			th := func(w int) string { return fmt.Sprintf("thread-%d", w) }
+			Expect(runWorkers(func(w int) error {
+				if w%2 == 1 {
+					for range concSteps {
+						if err := e.s.DeleteThread(ctx, "doomed"); err != nil {
+							return err
+						}
+						if _, err := e.s.Put(ctx, spec.Config{ThreadID: "doomed"}, cpOf("x", nil, nil), nil, nil); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				return writeChain(ctx, e.s, th(w), w)
+			})).To(Succeed())
+			for w := 0; w < concWorkers; w += 2 {
+				for j := range concSteps {
+					cp, _, _, _ := concCP(w, j)
+					Expect(checkWhole(e.get(ctx, th(w), "", cp.ID))).To(Succeed())
+				}
+			}
+			Expect(e.list(ctx, spec.ListOptions{ThreadID: "doomed"})).To(HaveLen(1))
+		})
+
 		check("[CONC-3] never shows a torn checkpoint to concurrent readers", lConc, func(ctx context.Context) {
 			var writing atomic.Int32
 			writing.Store(concWorkers / 2)
