@@ -164,7 +164,7 @@ func (s *Saver) keepLatest(ctx context.Context, q querier, threadID string) erro
 			rows.Close()
 			return err
 		}
-		cp, err := decodeBody(s.serde, id, body)
+		cp, err := decodeBody(id, body)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("checkpoint %q: %w", id, err)

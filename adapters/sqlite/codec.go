@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -173,85 +175,59 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Checkpoint body keys. The body is everything of a checkpoint but its
-// channel values, which live in the blobs table.
-const (
-	bodyV               = "v"
-	bodyTS              = "ts"
-	bodyChannelVersions = "channel_versions"
-	bodyVersionsSeen    = "versions_seen"
-	bodyUpdatedChannels = "updated_channels"
-)
+// body is everything of a checkpoint but its ID (a column) and its channel
+// values (the blobs table). It is internal to the schema, so it is always
+// MessagePack decoded straight into these types, whatever serde encodes the
+// values: no generic map to walk and normalise on every read.
+type body struct {
+	V               int                      `msgpack:"v"`
+	TS              string                   `msgpack:"ts"`
+	ChannelVersions spec.Versions            `msgpack:"channel_versions"`
+	VersionsSeen    map[string]spec.Versions `msgpack:"versions_seen"`
+	// UpdatedChannels keeps nil ("unknown") apart from an empty list.
+	UpdatedChannels []string `msgpack:"updated_channels"`
+}
 
-// encodeBody encodes cp without its channel values.
-func encodeBody(serde spec.Serde, cp spec.Checkpoint) ([]byte, error) {
-	seen := make(map[string]any, len(cp.VersionsSeen))
-	for node, vs := range cp.VersionsSeen {
-		seen[node] = versionsToMap(vs)
+// encodeBody encodes cp without its ID and channel values.
+func encodeBody(cp spec.Checkpoint) ([]byte, error) {
+	data, err := msgpack.Marshal(body{
+		V:               cp.V,
+		TS:              cp.TS,
+		ChannelVersions: cp.ChannelVersions,
+		VersionsSeen:    cp.VersionsSeen,
+		UpdatedChannels: cp.UpdatedChannels,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
-	body := map[string]any{
-		bodyV:               int64(cp.V),
-		bodyTS:              cp.TS,
-		bodyChannelVersions: versionsToMap(cp.ChannelVersions),
-		bodyVersionsSeen:    seen,
-		bodyUpdatedChannels: nil,
-	}
-	if cp.UpdatedChannels != nil {
-		uc := make([]any, len(cp.UpdatedChannels))
-		for i, c := range cp.UpdatedChannels {
-			uc[i] = c
-		}
-		body[bodyUpdatedChannels] = uc
-	}
-	return serde.Encode(body)
+	return data, nil
 }
 
 // decodeBody decodes a body written by encodeBody into a checkpoint with ID
-// id and no channel values.
-func decodeBody(serde spec.Serde, id string, data []byte) (spec.Checkpoint, error) {
-	raw, err := serde.Decode(data)
-	if err != nil {
-		return spec.Checkpoint{}, err
+// id and no channel values. Maps are never nil.
+func decodeBody(id string, data []byte) (spec.Checkpoint, error) {
+	var b body
+	if err := msgpack.Unmarshal(data, &b); err != nil {
+		return spec.Checkpoint{}, fmt.Errorf("decode checkpoint: %w", err)
 	}
-	body, ok := raw.(map[string]any)
-	if !ok {
-		return spec.Checkpoint{}, fmt.Errorf("checkpoint body is %T, not a map", raw)
+	cp := spec.Checkpoint{
+		V:               b.V,
+		ID:              id,
+		TS:              b.TS,
+		ChannelVersions: b.ChannelVersions,
+		VersionsSeen:    b.VersionsSeen,
+		UpdatedChannels: b.UpdatedChannels,
 	}
-	cp := spec.Checkpoint{ID: id}
-	if v, ok := body[bodyV].(int64); ok {
-		cp.V = int(v)
+	if cp.ChannelVersions == nil {
+		cp.ChannelVersions = spec.Versions{}
 	}
-	cp.TS, _ = body[bodyTS].(string)
-	cp.ChannelVersions = mapToVersions(body[bodyChannelVersions])
-	seen, _ := body[bodyVersionsSeen].(map[string]any)
-	cp.VersionsSeen = make(map[string]spec.Versions, len(seen))
-	for node, vs := range seen {
-		cp.VersionsSeen[node] = mapToVersions(vs)
+	if cp.VersionsSeen == nil {
+		cp.VersionsSeen = map[string]spec.Versions{}
 	}
-	if uc, ok := body[bodyUpdatedChannels].([]any); ok {
-		cp.UpdatedChannels = make([]string, 0, len(uc))
-		for _, c := range uc {
-			s, _ := c.(string)
-			cp.UpdatedChannels = append(cp.UpdatedChannels, s)
+	for node, vs := range cp.VersionsSeen {
+		if vs == nil {
+			cp.VersionsSeen[node] = spec.Versions{}
 		}
 	}
 	return cp, nil
-}
-
-func versionsToMap(vs spec.Versions) map[string]any {
-	m := make(map[string]any, len(vs))
-	for k, v := range vs {
-		m[k] = string(v)
-	}
-	return m
-}
-
-func mapToVersions(v any) spec.Versions {
-	m, _ := v.(map[string]any)
-	vs := make(spec.Versions, len(m))
-	for k, e := range m {
-		s, _ := e.(string)
-		vs[k] = spec.Version(s)
-	}
-	return vs
 }

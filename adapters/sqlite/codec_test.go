@@ -66,11 +66,11 @@ func TestBodyCodec(t *testing.T) {
 			VersionsSeen:    map[string]spec.Versions{"node": {"a": "1"}, "empty": {}},
 			UpdatedChannels: uc,
 		}
-		data, err := encodeBody(spec.DefaultSerde, cp)
+		data, err := encodeBody(cp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeBody(spec.DefaultSerde, "id", data)
+		got, err := decodeBody("id", data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestBodyCodec(t *testing.T) {
 		}
 	}
 	// Nil maps come back as empty maps, as from the in-memory saver.
-	got, err := decodeBody(spec.DefaultSerde, "x", mustEncodeBody(t, spec.Checkpoint{ID: "x"}))
+	got, err := decodeBody("x", mustEncodeBody(t, spec.Checkpoint{ID: "x"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestBodyCodec(t *testing.T) {
 
 func mustEncodeBody(t *testing.T, cp spec.Checkpoint) []byte {
 	t.Helper()
-	data, err := encodeBody(spec.DefaultSerde, cp)
+	data, err := encodeBody(cp)
 	if err != nil {
 		t.Fatal(err)
 	}

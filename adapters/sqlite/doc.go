@@ -12,7 +12,8 @@
 // Three tables, all WITHOUT ROWID so that rows live in primary-key order:
 //
 //   - checkpoints (thread_id, checkpoint_ns, checkpoint_id) → parent ID,
-//     the checkpoint without its channel values (encoded with the serde),
+//     the checkpoint without its channel values (MessagePack of a fixed
+//     struct: versions, versions seen, updated channels),
 //     and the metadata as JSON text.
 //   - blobs (thread_id, checkpoint_ns, channel, version) → kind ('value' or
 //     'empty', the latter for a channel cleared at that version) and the

@@ -63,7 +63,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("sqlite: put thread %q: metadata: %w", cfg.ThreadID, err)
 	}
-	body, err := encodeBody(s.serde, cp)
+	body, err := encodeBody(cp)
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("sqlite: put thread %q: checkpoint: %w", cfg.ThreadID, err)
 	}

@@ -89,7 +89,7 @@ func (s *Saver) loadPage(ctx context.Context, q querier, query string, args []an
 		if filter != nil && !spec.MatchFilter(md, filter) {
 			continue
 		}
-		cp, err := decodeBody(s.serde, k.id, body)
+		cp, err := decodeBody(k.id, body)
 		if err != nil {
 			return nil, last, 0, fmt.Errorf("checkpoint %q: %w", k.id, err)
 		}

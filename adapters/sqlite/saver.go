@@ -53,8 +53,8 @@ var (
 // Option configures a [Saver].
 type Option func(*Saver)
 
-// WithSerde sets the serde that encodes channel values, write values and the
-// checkpoint body. The default is [spec.DefaultSerde]. A database must be
+// WithSerde sets the serde that encodes channel values and write values.
+// The default is [spec.DefaultSerde]. A database must be
 // read with the serde it was written with.
 func WithSerde(s spec.Serde) Option {
 	return func(sv *Saver) {

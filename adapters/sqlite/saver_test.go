@@ -414,3 +414,39 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("other thread touched: %v", got)
 	}
 }
+
+// prefixSerde wraps the default serde and marks what it writes, to show
+// that WithSerde is used for values and writes.
+type prefixSerde struct{}
+
+func (prefixSerde) Encode(v any) ([]byte, error) {
+	data, err := spec.DefaultSerde.Encode(v)
+	return append([]byte("P:"), data...), err
+}
+
+func (prefixSerde) Decode(data []byte) (any, error) {
+	if !strings.HasPrefix(string(data), "P:") {
+		return nil, errors.New("not written by prefixSerde")
+	}
+	return spec.DefaultSerde.Decode(data[2:])
+}
+
+func TestWithSerde(t *testing.T) {
+	s := openMemory(t, WithSerde(prefixSerde{}))
+	cp, vs := checkpoint("1", map[string]any{"a": []any{int64(1), "x"}})
+	mustPut(t, s, spec.Config{ThreadID: "t"}, cp, nil, vs)
+	if err := s.PutWrites(context.Background(), spec.Config{ThreadID: "t", CheckpointID: "1"},
+		[]spec.Write{{Channel: "a", Value: 2.5}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM blobs WHERE substr(value, 1, 2) = CAST('P:' AS BLOB)`); n != 1 {
+		t.Errorf("%d blobs written by the custom serde, want 1", n)
+	}
+	if n := count(t, s, `SELECT count(*) FROM writes WHERE substr(value, 1, 2) = CAST('P:' AS BLOB)`); n != 1 {
+		t.Errorf("%d writes written by the custom serde, want 1", n)
+	}
+	got := mustGet(t, s, spec.Config{ThreadID: "t"})
+	if !reflect.DeepEqual(got.Checkpoint.ChannelValues["a"], []any{int64(1), "x"}) || got.PendingWrites[0].Value != 2.5 {
+		t.Errorf("values through the custom serde: %#v", got)
+	}
+}

@@ -3,7 +3,7 @@
 -- is exactly the order the saver reads them in.
 
 -- One row per checkpoint. "checkpoint" is the checkpoint without its
--- channel values, encoded with the saver's serde; "metadata" is JSON text.
+-- channel values (MessagePack); "metadata" is JSON text.
 CREATE TABLE checkpoints (
     thread_id            TEXT NOT NULL,
     checkpoint_ns        TEXT NOT NULL,
