@@ -261,8 +261,19 @@ func randomSpec(e *env, text string, labels g.Labels, c caps, need func()) {
 // modelSpecs registers the model-based random specs.
 func modelSpecs(e *env) {
 	g.Describe("Model-based random sequences", func() {
-		randomSpec(e, "[PUT-1][PUT-4][PUT-5][PUT-6][PUT-7][PUT-11][ID-1][ID-2][ID-4][NS-1][NS-2][WRITES-1][WRITES-2][WRITES-3][WRITES-9][GET-1][GET-2][LIST-SCOPE-1][LIST-ORDER-1][LIST-BEFORE-2][LIST-FILTER-1][LIST-LIMIT-1][DELETE-1][DELETE-2][DELETE-3] random Put/PutWrites/GetTuple/List/DeleteThread sequences match the model",
-			lModel, caps{}, nil)
+		// The base random spec cites every rule its operations exercise, so
+		// a harness that skips one of them skips this spec too.
+		randomSpec(e, cite([]string{
+			"ID-1", "ID-2", "ID-3", "ID-4", "NS-1", "NS-2",
+			"PUT-1", "PUT-2", "PUT-3", "PUT-4", "PUT-5", "PUT-6", "PUT-7", "PUT-8", "PUT-9", "PUT-11",
+			"VALUE-1", "VALUE-6", "VALUE-7",
+			"WRITES-1", "WRITES-2", "WRITES-3", "WRITES-4", "WRITES-5", "WRITES-6", "WRITES-9", "WRITES-10",
+			"GET-1", "GET-2", "GET-3", "GET-4", "GET-5", "GET-6", "GET-7",
+			"LIST-SCOPE-1", "LIST-SCOPE-2", "LIST-SCOPE-3", "LIST-SCOPE-4", "LIST-SCOPE-5",
+			"LIST-ORDER-1", "LIST-ORDER-2", "LIST-ORDER-3", "LIST-BEFORE-1", "LIST-BEFORE-2", "LIST-BEFORE-3", "LIST-BEFORE-4",
+			"LIST-FILTER-1", "LIST-FILTER-2", "LIST-FILTER-3", "LIST-FILTER-4", "LIST-FILTER-6", "LIST-FILTER-7", "LIST-FILTER-8", "LIST-FILTER-9",
+			"LIST-LIMIT-1", "LIST-LIMIT-2", "DELETE-1", "DELETE-2", "DELETE-3", "DELETE-4", "DELETE-5",
+		})+" random Put/PutWrites/GetTuple/List/DeleteThread sequences match the model", lModel, caps{}, nil)
 		randomSpec(e, "[COPY-1][COPY-2][COPY-5] random sequences with CopyThread match the model", lCopy, caps{copy: true}, func() { e.copier() })
 		randomSpec(e, "[RUNS-1][RUNS-2] random sequences with DeleteForRuns match the model", lRuns, caps{runs: true}, func() { e.runDeleter() })
 		randomSpec(e, "[PRUNE-1][PRUNE-2][PRUNE-3] random sequences with Prune match the model", lPrune, caps{prune: true}, func() { e.pruner() })
