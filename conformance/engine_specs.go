@@ -15,7 +15,9 @@ import (
 // reference Pregel engine, with the scenarios of package enginetest: the
 // paths real savers break on (pending writes replayed on resume, interrupts,
 // subgraph namespaces, time travel, writes racing their checkpoint) checked
-// end to end. Each spec cites the ENGINE-* rule of its scenario.
+// end to end. Each spec cites the ENGINE-* rule of its scenario. The group
+// also replays refengine's golden traces (exact recorded traffic, IDs and
+// versions included) and checks every read against the recording.
 
 // lEngine is the label of the engine group.
 var lEngine = g.Label("engine")
@@ -37,6 +39,22 @@ func engineSpecs(h Harness) {
 					err = fmt.Errorf("%w\nsaver calls of the scenario:\n%s", err, callSummary(env.Calls))
 				}
 				Expect(err).NotTo(HaveOccurred())
+			})
+		}
+		traces, terr := refengine.GoldenTraces()
+		if terr != nil {
+			check("[ENGINE-TRACE-1] golden traces load", lEngine, func(context.Context) {
+				Expect(terr).NotTo(HaveOccurred())
+			})
+		}
+		for _, tr := range traces {
+			check(fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name), lEngine, func(ctx context.Context) {
+				s, cleanup, err := h.New(ctx)
+				Expect(err).NotTo(HaveOccurred(), "Harness.New")
+				if cleanup != nil {
+					g.DeferCleanup(cleanup)
+				}
+				Expect(refengine.Replay(ctx, s, tr.Calls)).To(Succeed())
 			})
 		}
 	})

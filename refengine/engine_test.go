@@ -274,3 +274,20 @@ func methodsOf(calls []refengine.Call) []string {
 	}
 	return out
 }
+
+func TestPanickingNodeFailsItsTask(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	g := compile(t, refengine.NewStateGraph().AddKey("x", refengine.LastValue()).
+		AddNode("a", func(context.Context, refengine.State) (refengine.Update, error) { panic("kaboom") }).
+		AddEdge(refengine.Start, "a"), refengine.WithSaver(s))
+	_, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t"})
+	var te *refengine.TaskError
+	if !errors.Is(err, refengine.ErrNodePanic) || !errors.As(err, &te) || te.Node != "a" {
+		t.Fatalf("got %v, want a's task to fail with ErrNodePanic", err)
+	}
+	hs := history(t, s, "t", "")
+	if len(hs) != 2 || len(hs[1].PendingWrites) != 1 || hs[1].PendingWrites[0].Channel != spec.ErrorChannel {
+		t.Fatalf("the panic was not saved as an __error__ write: %+v", hs[len(hs)-1].PendingWrites)
+	}
+}

@@ -24,6 +24,8 @@ var (
 	ErrRecursionLimit = errors.New("refengine: recursion limit reached")
 	// ErrNoSaver reports a graph compiled without a saver.
 	ErrNoSaver = errors.New("refengine: graph has no saver")
+	// ErrNodePanic wraps the value a panicking node panicked with.
+	ErrNodePanic = errors.New("refengine: node panicked")
 	// ErrNotInTask reports Interrupt called outside a running node.
 	ErrNotInTask = errors.New("refengine: Interrupt called outside a node")
 )

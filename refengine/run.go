@@ -2,6 +2,7 @@ package refengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -122,7 +123,8 @@ func (g *Graph) Invoke(ctx context.Context, input any, cfg RunConfig) (*Result, 
 	l := newLoop(g, g.saver, "", opts)
 	l.loadID = cfg.CheckpointID
 	values, err := l.run(ctx, input)
-	if gi, ok := err.(*GraphInterrupt); ok {
+	var gi *GraphInterrupt
+	if errors.As(err, &gi) {
 		return &Result{Values: values, Interrupted: true, Interrupts: gi.Interrupts}, nil
 	}
 	if err != nil {

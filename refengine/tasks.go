@@ -48,26 +48,29 @@ func (l *loop) execute(ctx context.Context, t *task) error {
 	return nil
 }
 
-// runTask runs the node of t and returns its channel writes.
-func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) ([]spec.Write, error) {
+// runTask runs the node of t and returns its channel writes. A panicking
+// node fails its task like an error would.
+func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) (writes []spec.Write, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			writes, err = nil, fmt.Errorf("%w: %v", ErrNodePanic, r)
+		}
+	}()
 	n := t.node
 	var upd Update
 	switch {
 	case n.start:
 		upd = Update(t.input)
 	case n.sub != nil:
-		var err error
-		if upd, err = l.runSubgraph(ctx, t, sp); err != nil {
-			return nil, err
-		}
+		upd, err = l.runSubgraph(ctx, t, sp)
 	default:
-		in, err := spec.Normalize(map[string]any(t.input))
-		if err != nil {
-			return nil, err
+		var in any
+		if in, err = spec.Normalize(map[string]any(t.input)); err == nil {
+			upd, err = n.fn(ctx, State(in.(map[string]any)))
 		}
-		if upd, err = n.fn(ctx, State(in.(map[string]any))); err != nil {
-			return nil, err
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return l.g.nodeWrites(ctx, n, l.chans, upd)
 }

@@ -104,3 +104,18 @@ type dropWrites struct{ spec.Saver }
 func (dropWrites) PutWrites(context.Context, spec.Config, []spec.Write, string, string) error {
 	return nil
 }
+
+func TestGoldenTracesEmbedded(t *testing.T) {
+	traces, err := refengine.GoldenTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) < 10 {
+		t.Fatalf("%d golden traces embedded", len(traces))
+	}
+	for _, tr := range traces {
+		if err := refengine.Replay(context.Background(), memory.New(), tr.Calls); err != nil {
+			t.Errorf("%s: %v", tr.Name, err)
+		}
+	}
+}
