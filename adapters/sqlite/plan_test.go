@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,5 +85,53 @@ func TestQueryPlans(t *testing.T) {
 	runs := queryPlan(t, s, `SELECT 1 FROM checkpoints WHERE `+runIDExpr+` IN (?, ?)`, "a", "b")
 	if !strings.Contains(runs, "checkpoints_by_run_id") {
 		t.Errorf("run lookup does not use the run_id index:\n%s", runs)
+	}
+}
+
+// countingQuerier counts the queries run through it.
+type countingQuerier struct {
+	querier
+	queries int
+}
+
+func (c *countingQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.queries++
+	return c.querier.QueryContext(ctx, query, args...)
+}
+
+// TestPageQueryCount checks that a page of tuples costs three queries
+// (checkpoints, values, writes), whatever its size: no query per
+// checkpoint.
+func TestPageQueryCount(t *testing.T) {
+	s := openMemory(t)
+	ctx := context.Background()
+	for i := range 50 {
+		id := fmt.Sprintf("%03d", i)
+		cp := spec.Checkpoint{ID: id, ChannelValues: map[string]any{"a": int64(i), "b": "x"},
+			ChannelVersions: spec.Versions{"a": spec.Version(id), "b": "1"}}
+		mustPut(t, s, spec.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions)
+		if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: id},
+			[]spec.Write{{Channel: "a", Value: int64(i)}, {Channel: "b", Value: "w"}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{1, 10, 50} {
+		query, args := buildListQuery(spec.ListOptions{ThreadID: "t"}, nil).page(nil, n)
+		cq := &countingQuerier{querier: s.db}
+		page, _, _, err := s.loadPage(ctx, cq, query, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) != n {
+			t.Fatalf("page of %d has %d tuples", n, len(page))
+		}
+		for _, tup := range page {
+			if len(tup.PendingWrites) != 2 || len(tup.Checkpoint.ChannelValues) != 2 {
+				t.Fatalf("incomplete tuple %+v", tup)
+			}
+		}
+		if cq.queries != 3 {
+			t.Errorf("page of %d took %d queries, want 3", n, cq.queries)
+		}
 	}
 }
