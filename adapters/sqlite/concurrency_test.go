@@ -154,3 +154,62 @@ func TestErrorsWrapDriverErrors(t *testing.T) {
 		t.Errorf("GetTuple after failed Put: %v", err)
 	}
 }
+
+// TestReadersNeverSeeHalfACheckpoint puts checkpoints into one thread while
+// readers fetch the latest: every tuple a reader sees has all its values and
+// its writes (each Put and PutWrites is one transaction, each read one
+// snapshot). Runs on a file and in memory.
+func TestReadersNeverSeeHalfACheckpoint(t *testing.T) {
+	file, _ := openFile(t)
+	for name, s := range map[string]*Saver{"file": file, "memory": openMemory(t)} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer cancel() // stop the readers when done
+				cfg := spec.Config{ThreadID: "t"}
+				for i := range 100 {
+					id := fmt.Sprintf("%04d", i)
+					v := spec.Version(id)
+					cp := spec.Checkpoint{ID: id, ChannelValues: map[string]any{"a": int64(i), "b": id, "c": []any{id}},
+						ChannelVersions: spec.Versions{"a": v, "b": v, "c": v}}
+					next, err := s.Put(context.Background(), cfg, cp, nil, cp.ChannelVersions)
+					if err != nil {
+						errs <- err
+						return
+					}
+					cfg = next
+				}
+			}()
+			for range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for ctx.Err() == nil {
+						tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+						if errors.Is(err, spec.ErrNotFound) || errors.Is(err, context.Canceled) {
+							continue
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						if len(tup.Checkpoint.ChannelValues) != 3 {
+							errs <- fmt.Errorf("checkpoint %s seen with values %v", tup.Config.CheckpointID, tup.Checkpoint.ChannelValues)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
