@@ -48,6 +48,7 @@ func testPool(tb testing.TB) *pgxpool.Pool {
 			shared.err = err
 			return
 		}
+		ConfigurePool(cfg)
 		if cfg.MaxConns < 8 {
 			cfg.MaxConns = 8
 		}

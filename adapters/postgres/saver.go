@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -130,13 +132,15 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error
 }
 
 // Open connects a new pool to dsn (a URL or keyword/value connection string
-// accepted by pgxpool.ParseConfig) and returns a saver that owns it:
-// [Saver.Close] closes the pool. Like [New], it does not run migrations.
+// accepted by pgxpool.ParseConfig), configured by [ConfigurePool], and
+// returns a saver that owns it: [Saver.Close] closes the pool. Like [New],
+// it does not run migrations.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
 	}
+	ConfigurePool(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)
@@ -152,6 +156,19 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	}
 	s.ownsPool = true
 	return s, nil
+}
+
+// ConfigurePool adjusts a pool configuration the way [Open] does: when a
+// context is cancelled mid-statement, pgx sends the server a cancel request
+// and waits (up to a second) for the server to abort the statement before
+// returning. pgx's default closes the connection at once and sends the
+// cancel request in the background, so a statement blocked on a lock could
+// still commit after its caller has been told it failed. Call it on the
+// configuration of pools you pass to [New].
+func ConfigurePool(cfg *pgxpool.Config) {
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+	}
 }
 
 // Close releases the pool if [Open] created it; a pool passed to [New] stays

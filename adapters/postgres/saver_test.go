@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -466,4 +467,47 @@ func newPool(tb testing.TB, cfg *pgxpool.Config) *pgxpool.Pool {
 	}
 	tb.Cleanup(pool.Close)
 	return pool
+}
+
+// TestCancelledPutStoresNothing blocks a Put on a row lock held by another
+// transaction until its context expires: the server must abort the
+// statement (values included), not commit it once the lock is released.
+// (pgx's default handler passes this too, usually: it sends the cancel
+// request in the background; ConfigurePool makes the Put wait for it.)
+func TestCancelledPutStoresNothing(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	mustPut(t, s, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1"}, spec.Metadata{"gen": int64(1)}, nil)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+s.q.checkpoints+" WHERE thread_id = 't' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	cp := spec.Checkpoint{ID: "1", ChannelValues: map[string]any{"x": "new"}, ChannelVersions: spec.Versions{"x": "9"}}
+	_, err = s.Put(short, spec.Config{ThreadID: "t"}, cp, spec.Metadata{"gen": int64(2)}, spec.Versions{"x": "9"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("blocked put: err = %v, want DeadlineExceeded", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tup.Metadata["gen"] != int64(1) {
+		t.Errorf("the cancelled Put landed: metadata %v", tup.Metadata)
+	}
+	var blobs int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.q.blobs).Scan(&blobs); err != nil {
+		t.Fatal(err)
+	}
+	if blobs != 0 {
+		t.Errorf("%d values stored by the cancelled Put", blobs)
+	}
 }
