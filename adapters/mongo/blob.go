@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -41,7 +42,7 @@ type blobDoc struct {
 // they can be written before the documents that reference them.
 type chunker struct {
 	thread string
-	models []mongo.WriteModel
+	chunks []any
 }
 
 // payload returns how data is stored for the document ownerKey, queuing its
@@ -54,54 +55,53 @@ func (c *chunker) payload(ownerKey string, data []byte) payload {
 	n := 0
 	for off := 0; off < len(data); off += chunkSize {
 		end := min(off+chunkSize, len(data))
-		d := blobDoc{ID: chunkKey(id, n), Thread: c.thread, Blob: id, N: n, Data: data[off:end]}
-		c.models = append(c.models, mongo.NewReplaceOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
+		c.chunks = append(c.chunks, blobDoc{ID: chunkKey(id, n), Thread: c.thread, Blob: id, N: n, Data: data[off:end]})
 		n++
 	}
 	return payload{Blob: id, Chunks: n, Size: int64(len(data))}
 }
 
-// flush writes the queued chunks. Chunks are keyed by content, so writing
-// them again on a retry is harmless.
+// flush writes the queued chunks.
 func (c *chunker) flush(ctx context.Context, s *Saver) error {
-	if len(c.models) == 0 {
-		return nil
-	}
-	// One chunk per request keeps every command far below the 48 MB
-	// message limit whatever chunkSize is.
-	for _, m := range c.models {
-		err := retryDuplicates(ctx, func() error {
-			_, err := s.blobs.BulkWrite(ctx, []mongo.WriteModel{m})
-			return err
-		})
-		if err != nil {
-			return wrapErr(ctx, fmt.Sprintf("write blob chunks for thread %q", c.thread), err)
-		}
+	if err := insertChunks(ctx, s.blobs, c.chunks); err != nil {
+		return wrapErr(ctx, fmt.Sprintf("write blob chunks for thread %q", c.thread), err)
 	}
 	return nil
 }
 
-// load returns the bytes of p, reading its chunks one point lookup at a
-// time (an _id equality is the one query FerretDB's SQLite backend pushes
-// down).
+// insertChunks inserts chunk documents. A chunk's _id is derived from its
+// owner and its content, so a chunk that already exists holds exactly these
+// bytes and its duplicate-key error is ignored. Plain inserts rather than
+// upserts: on FerretDB's SQLite backend an upsert first scans the whole
+// collection, which for large chunks costs seconds, while an insert does
+// not.
+func insertChunks(ctx context.Context, coll *mongo.Collection, chunks []any) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	_, err := coll.InsertMany(ctx, chunks, options.InsertMany().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
+		for _, we := range bwe.WriteErrors {
+			if !mongo.IsDuplicateKeyError(we) {
+				return err
+			}
+		}
+		return nil
+	}
+	return err
+}
+
+// load returns the bytes of one payload.
 func (s *Saver) load(ctx context.Context, p payload) ([]byte, error) {
 	if p.Blob == "" {
 		return p.Data, nil
 	}
-	out := make([]byte, 0, p.Size)
-	for n := range p.Chunks {
-		var d blobDoc
-		err := s.blobs.FindOne(ctx, bson.D{{Key: "_id", Value: chunkKey(p.Blob, n)}}).Decode(&d)
-		if err != nil {
-			return nil, wrapErr(ctx, fmt.Sprintf("read chunk %d of blob %s", n, p.Blob), err)
-		}
-		out = append(out, d.Data...)
+	blobs, err := s.loadBlobs(ctx, []payload{p})
+	if err != nil {
+		return nil, err
 	}
-	if int64(len(out)) != p.Size {
-		return nil, fmt.Errorf("mongo: blob %s: read %d bytes, want %d", p.Blob, len(out), p.Size)
-	}
-	return out, nil
+	return blobs[p.Blob], nil
 }
 
 // gcBlobs removes the chunks of thread that no stored document references

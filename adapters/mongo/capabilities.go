@@ -57,11 +57,7 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 			p.Blob = copiedBlobID(dst, p.Blob)
 		}
 	}
-	err := copyColl(ctx, s.blobs, src, func(d *blobDoc) string {
-		d.Thread, d.Blob = dst, copiedBlobID(dst, d.Blob)
-		d.ID = chunkKey(d.Blob, d.N)
-		return d.ID
-	})
+	err := s.copyBlobs(ctx, src, dst)
 	if err == nil {
 		err = copyColl(ctx, s.values, src, func(d *valueDoc) string {
 			d.Thread = dst
@@ -125,8 +121,7 @@ func copyColl[T any](ctx context.Context, coll *mongo.Collection, src string, re
 		id := retarget(d)
 		batch = append(batch, mongo.NewReplaceOneModel().
 			SetFilter(bson.D{{Key: "_id", Value: id}}).SetReplacement(d).SetUpsert(true))
-		// Blob chunks are large: write them one at a time.
-		if _, isBlob := any(d).(*blobDoc); len(batch) == copyBatch || isBlob {
+		if len(batch) == copyBatch {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -136,6 +131,32 @@ func copyColl[T any](ctx context.Context, coll *mongo.Collection, src string, re
 		return err
 	}
 	return flush()
+}
+
+// copyBlobs copies the blob chunks of src to dst, one chunk at a time (they
+// are large), renaming each blob with copiedBlobID.
+func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
+	cur, err := s.blobs.Find(ctx, bson.D{{Key: "thread", Value: src}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := cleanupContext(ctx)
+		defer cancel()
+		_ = cur.Close(cctx)
+	}()
+	for cur.Next(ctx) {
+		var d blobDoc
+		if err := cur.Decode(&d); err != nil {
+			return err
+		}
+		d.Thread, d.Blob = dst, copiedBlobID(dst, d.Blob)
+		d.ID = chunkKey(d.Blob, d.N)
+		if err := insertChunks(ctx, s.blobs, []any{d}); err != nil {
+			return err
+		}
+	}
+	return cur.Err()
 }
 
 // DeleteForRuns removes every checkpoint, with its pending writes, whose

@@ -1,13 +1,10 @@
 package mongo
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
-	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -182,143 +179,6 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			}
 		}
 	}
-}
-
-// assembled is a tuple being built from its checkpoint document.
-type assembled struct {
-	doc   *checkpointDoc
-	tuple *spec.Tuple
-}
-
-// assemble builds the tuples of docs, loading their channel values with
-// one query and their pending writes with another.
-func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled, error) {
-	out := make([]assembled, len(docs))
-	var valueKeys bson.A
-	type ref struct {
-		tuple   int
-		channel string
-	}
-	refs := map[string][]ref{}
-	for i := range docs {
-		d := &docs[i]
-		t, err := s.decodeCheckpoint(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = assembled{doc: d, tuple: t}
-		for ch, ver := range t.Checkpoint.ChannelVersions {
-			k := valueKey(d.Thread, d.NS, ch, ver)
-			if _, seen := refs[k]; !seen {
-				valueKeys = append(valueKeys, k)
-			}
-			refs[k] = append(refs[k], ref{i, ch})
-		}
-	}
-	if len(valueKeys) > 0 {
-		vals, err := s.findValues(ctx, valueKeys)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vals {
-			if !v.Has {
-				continue
-			}
-			data, err := s.load(ctx, v.V)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range refs[v.Key] {
-				val, err := s.serde.Decode(data)
-				if err != nil {
-					return nil, fmt.Errorf("mongo: decode value of channel %q in thread %q: %w", r.channel, v.Thread, err)
-				}
-				out[r.tuple].tuple.Checkpoint.ChannelValues[r.channel] = val
-			}
-		}
-	}
-	if err := s.attachWrites(ctx, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// findValues reads the value documents with the given keys.
-func (s *Saver) findValues(ctx context.Context, keys bson.A) ([]valueDoc, error) {
-	var q bson.D
-	if len(keys) == 1 {
-		q = bson.D{{Key: "_id", Value: keys[0]}}
-	} else {
-		q = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}
-	}
-	cur, err := s.values.Find(ctx, q)
-	if err != nil {
-		return nil, wrapErr(ctx, "read channel values", err)
-	}
-	var vals []valueDoc
-	if err := cur.All(ctx, &vals); err != nil {
-		return nil, wrapErr(ctx, "read channel values", err)
-	}
-	return vals, nil
-}
-
-// attachWrites loads the pending writes of every tuple in ts with one query
-// and attaches them ordered by task ID (byte-wise), then index.
-func (s *Saver) attachWrites(ctx context.Context, ts []assembled) error {
-	type cpRef struct{ thread, ns, id string }
-	byCP := make(map[cpRef]int, len(ts))
-	or := make(bson.A, 0, len(ts))
-	for i, t := range ts {
-		r := cpRef{t.doc.Thread, t.doc.NS, t.doc.ID}
-		if _, dup := byCP[r]; dup {
-			continue
-		}
-		byCP[r] = i
-		or = append(or, bson.D{{Key: "thread", Value: r.thread}, {Key: "ns", Value: r.ns}, {Key: "cid", Value: r.id}})
-	}
-	var q bson.D
-	if len(or) == 1 {
-		q = or[0].(bson.D)
-	} else {
-		q = bson.D{{Key: "$or", Value: or}}
-	}
-	cur, err := s.writes.Find(ctx, q)
-	if err != nil {
-		return wrapErr(ctx, "read pending writes", err)
-	}
-	var docs []writeDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrapErr(ctx, "read pending writes", err)
-	}
-	// Sort here rather than in the server: the order must be byte-wise on
-	// task IDs whatever collation or backend the server uses.
-	slices.SortFunc(docs, func(a, b writeDoc) int {
-		return cmp.Or(strings.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
-	})
-	for _, w := range docs {
-		i, ok := byCP[cpRef{w.Thread, w.NS, w.CID}]
-		if !ok {
-			continue
-		}
-		data, err := s.load(ctx, w.V)
-		if err != nil {
-			return err
-		}
-		v, err := s.serde.Decode(data)
-		if err != nil {
-			return fmt.Errorf("mongo: decode pending write to %q in thread %q: %w", w.Channel, w.Thread, err)
-		}
-		pw := spec.PendingWrite{TaskID: w.Task, Channel: w.Channel, Value: v}
-		ts[i].tuple.PendingWrites = append(ts[i].tuple.PendingWrites, pw)
-	}
-	// A checkpoint listed twice (not possible today) shares the first's writes.
-	for i, t := range ts {
-		j := byCP[cpRef{t.doc.Thread, t.doc.NS, t.doc.ID}]
-		if j != i {
-			ts[i].tuple.PendingWrites = slices.Clone(ts[j].tuple.PendingWrites)
-		}
-	}
-	return nil
 }
 
 // decodeCheckpoint builds a tuple, without values and writes, from d.
