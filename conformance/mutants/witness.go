@@ -68,8 +68,8 @@ func describe(t *spec.Tuple, err error) string {
 	for i, w := range t.PendingWrites {
 		writes[i] = w.TaskID + ":" + w.Channel + "=" + typed(w.Value)
 	}
-	return fmt.Sprintf("config=%+v parent=%s values=%s versions=%v seen=%v updated=%#v md=%s writes=%v",
-		t.Config, parent, typed(t.Checkpoint.ChannelValues), t.Checkpoint.ChannelVersions,
+	return fmt.Sprintf("config=%+v id=%q parent=%s values=%s versions=%v seen=%v updated=%#v md=%s writes=%v",
+		t.Config, t.Checkpoint.ID, parent, typed(t.Checkpoint.ChannelValues), t.Checkpoint.ChannelVersions,
 		t.Checkpoint.VersionsSeen, t.Checkpoint.UpdatedChannels, typed(t.Metadata), writes)
 }
 

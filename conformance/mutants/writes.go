@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -152,6 +153,56 @@ func init() {
 		},
 		Witness: func(ctx context.Context, s spec.Saver) any {
 			return errKind(s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "a"}, nil, "task", ""))
+		},
+	})
+	register(Mutant{
+		Name: "batch-rule-of-first-write", Rule: "WRITES-5",
+		Description: "A whole batch is first-wins or last-wins according to the kind of its first write, not write by write.",
+		New:         func() spec.Saver { return withWriteStore(writePolicy{batchRuleOfFirst: true}) },
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			putW(ctx, s, "a", "task", wr("x", 1), wr(spec.ResumeChannel, "r1"))
+			putW(ctx, s, "a", "task", wr("x", 2), wr(spec.ResumeChannel, "r2"))
+			return writesOf(ctx, s, "t", "", "a")
+		},
+	})
+	register(Mutant{
+		Name: "write-task-ignored", Rule: "WRITES-6",
+		Description: "The task ID is not part of the write key, so two tasks writing at the same position collide.",
+		New:         func() spec.Saver { return withWriteStore(writePolicy{ignoreTask: true}) },
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			putW(ctx, s, "a", "t1", wr("x", 1))
+			putW(ctx, s, "a", "t2", wr("x", 2))
+			return writesOf(ctx, s, "t", "", "a")
+		},
+	})
+	register(Mutant{
+		Name: "task-path-required", Rule: "WRITES-8",
+		Description: "PutWrites rejects an empty task path with ErrInvalidArgument.",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnPutWrites = func(ctx context.Context, cfg spec.Config, ws []spec.Write, task, path string) error {
+				if path == "" {
+					return fmt.Errorf("mutant: empty task path: %w", spec.ErrInvalidArgument)
+				}
+				return w.Inner.PutWrites(ctx, cfg, ws, task, path)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			return errKind(s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "a"}, []spec.Write{wr("x", 1)}, "task", ""))
+		},
+	})
+	register(Mutant{
+		Name: "write-thread-ignored", Rule: "WRITES-10",
+		Description: "Write keys ignore the thread ID, so a checkpoint ID in another thread shows the same pending writes.",
+		New:         func() spec.Saver { return withWriteStore(writePolicy{ignoreThread: true}) },
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			_ = putCP(ctx, s, "other", "", "a", "", nil, nil)
+			putW(ctx, s, "a", "task", wr("x", 1))
+			return writesOf(ctx, s, "other", "", "a")
 		},
 	})
 }

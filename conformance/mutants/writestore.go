@@ -35,6 +35,9 @@ type writePolicy struct {
 	ignoreNamespace   bool // the namespace is not part of the key
 	dropOnReput       bool // re-putting a checkpoint forgets its writes
 	dropIfMissing     bool // writes to a checkpoint not yet put are discarded
+	batchRuleOfFirst  bool // a batch is first-wins or last-wins as a whole, by the kind of its first write
+	ignoreTask        bool // the task ID is not part of the key
+	ignoreThread      bool // the thread ID is not part of the key
 }
 
 type wkey struct {
@@ -94,6 +97,9 @@ func (ws *writeStore) key(thread, ns, id string) ckey {
 	if ws.policy.ignoreNamespace {
 		ns = ""
 	}
+	if ws.policy.ignoreThread {
+		thread = ""
+	}
 	return ckey{thread, ns, id}
 }
 
@@ -133,6 +139,7 @@ func (ws *writeStore) putWrites(ctx context.Context, cfg spec.Config, writes []s
 	existing := maps.Clone(set)
 	inBatch := map[wkey]bool{}
 	regular := 0
+	batchSpecial := len(writes) > 0 && spec.IsSpecialChannel(writes[0].Channel)
 	for i, w := range writes {
 		pos := i
 		if ws.policy.skipSpecialSlots {
@@ -146,8 +153,14 @@ func (ws *writeStore) putWrites(ctx context.Context, cfg spec.Config, writes []s
 		if ws.policy.channelInKey {
 			wk.channel = w.Channel
 		}
+		if ws.policy.ignoreTask {
+			wk.task = ""
+		}
 		_, stored := set[wk]
 		switch {
+		case ws.policy.batchRuleOfFirst && !batchSpecial && stored:
+			continue
+		case ws.policy.batchRuleOfFirst && batchSpecial:
 		case idx >= 0 && stored && !ws.policy.regularLastWins:
 			continue
 		case idx < 0 && ws.policy.specialFirstWins && hasKey(existing, wk):
