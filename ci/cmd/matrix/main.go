@@ -218,7 +218,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	results := make([]Result, len(o.backends))
 	sem := make(chan struct{}, max(1, o.parallel))
 	var wg sync.WaitGroup
-	for i, b := range o.backends {
+	for _, i := range runOrder(o.backends) {
+		b := o.backends[i]
 		sem <- struct{}{}
 		if ctx.Err() != nil {
 			results[i] = Result{Backend: b.name, Package: b.pkg, Problems: []string{"interrupted"}}
@@ -573,4 +574,26 @@ func readResults(dir string) ([]Result, error) {
 		return strings.Compare(a.Backend, b.Backend)
 	})
 	return results, nil
+}
+
+// slowFirst lists the built-in backends from the slowest suite to the
+// fastest (FerretDB is much slower than the others).
+var slowFirst = []string{"mongo", "postgres", "sqlite", "memory"}
+
+// runOrder returns the indexes of bs in the order to start them: the
+// slowest first, so that with -parallel the others run beside it instead
+// of after it. Columns keep the order of -backends.
+func runOrder(bs []backend) []int {
+	order := make([]int, len(bs))
+	for i := range order {
+		order[i] = i
+	}
+	rank := func(i int) int {
+		if r := slices.Index(slowFirst, bs[i].name); r >= 0 {
+			return r
+		}
+		return -1 // unknown backends (third-party servers) first too
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rank(a) - rank(b) })
+	return order
 }

@@ -182,3 +182,17 @@ func TestShellJoin(t *testing.T) {
 		t.Errorf("shellJoin = %s, want %s", got, want)
 	}
 }
+
+func TestRunOrderSlowestFirst(t *testing.T) {
+	bs, err := parseBackends("memory,sqlite,postgres,mongo,redis=./r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, i := range runOrder(bs) {
+		got = append(got, bs[i].name)
+	}
+	if want := "redis,mongo,postgres,sqlite,memory"; strings.Join(got, ",") != want {
+		t.Errorf("run order %v, want %s", got, want)
+	}
+}
