@@ -219,8 +219,12 @@ func (l *loop) first(ctx context.Context, input any) error {
 	return nil
 }
 
-// commandWrites maps a Command to null-task writes (gotos, resume, update)
-// and installs its resume map.
+// commandWrites maps a Command to null-task writes and installs its resume
+// map. LangGraph orders them gotos, resume, update; the resume write comes
+// last here so that the regular writes keep their positions (hence their
+// write indices) when the growing null-task batch is re-sent on a later
+// resume: with the resume first, a re-sent update lands on a new index and
+// the saver stores it twice.
 func (l *loop) commandWrites(cmd Command) ([]spec.Write, error) {
 	var writes []spec.Write
 	for _, n := range cmd.Goto {
@@ -229,6 +233,16 @@ func (l *loop) commandWrites(cmd Command) ([]spec.Write, error) {
 			return nil, fmt.Errorf("refengine: %w: goto unknown node %q", spec.ErrInvalidArgument, n)
 		}
 		writes = append(writes, spec.Write{Channel: branchPrefix + n, Value: Start})
+	}
+	for _, k := range slices.Sorted(maps.Keys(cmd.Update)) {
+		if !l.g.isKey(k) {
+			return nil, fmt.Errorf("refengine: %w: update of unknown state key %q", spec.ErrInvalidArgument, k)
+		}
+		v, err := spec.Normalize(cmd.Update[k])
+		if err != nil {
+			return nil, fmt.Errorf("refengine: update %q: %w", k, err)
+		}
+		writes = append(writes, spec.Write{Channel: k, Value: v})
 	}
 	if cmd.ResumeMap != nil {
 		for id := range cmd.ResumeMap {
@@ -250,16 +264,6 @@ func (l *loop) commandWrites(cmd Command) ([]spec.Write, error) {
 			return nil, fmt.Errorf("refengine: resume value: %w", err)
 		}
 		writes = append(writes, spec.Write{Channel: spec.ResumeChannel, Value: v})
-	}
-	for _, k := range slices.Sorted(maps.Keys(cmd.Update)) {
-		if !l.g.isKey(k) {
-			return nil, fmt.Errorf("refengine: %w: update of unknown state key %q", spec.ErrInvalidArgument, k)
-		}
-		v, err := spec.Normalize(cmd.Update[k])
-		if err != nil {
-			return nil, fmt.Errorf("refengine: update %q: %w", k, err)
-		}
-		writes = append(writes, spec.Write{Channel: k, Value: v})
 	}
 	return writes, nil
 }
