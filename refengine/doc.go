@@ -45,6 +45,16 @@
 // recorded. Package enginetest holds ready-made scenarios built on all of
 // this; the conformance suite runs them against every adapter.
 //
+// Deliberate differences from LangGraph, none of which changes what a
+// saver must support: a Command's resume write is placed after its update
+// writes (so a re-sent null-task batch keeps its write indices instead of
+// storing an update twice); GetState does not count a task's saved
+// "__resume__" list as a result (LangGraph drops such a task from Next);
+// nested loops attach their saved writes on the first tick (LangGraph's
+// nested "is_replaying" quirk re-runs finished siblings of an interrupted
+// subgraph task); node update keys are applied in sorted order, static edges
+// in sorted target order.
+//
 // State values follow the plain-value model of spec.Normalize (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any). Sends are stored as
 // {"node", "arg"} maps, interrupts as lists of {"value", "id"} maps and
