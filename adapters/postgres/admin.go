@@ -99,5 +99,5 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	if strategy == spec.DeleteAll {
 		sql = s.q.pruneAll
 	}
-	return wrapErr(ctx, "prune", ids[0], s.execRetry(ctx, sql, ids))
+	return wrapErr(ctx, fmt.Sprintf("prune (%s, threads %q)", strategy, ids), "", s.execRetry(ctx, sql, ids))
 }

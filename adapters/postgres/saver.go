@@ -59,6 +59,11 @@ func WithSchema(name string) Option {
 		if err := checkText("schema name", name); err != nil {
 			return err
 		}
+		// PostgreSQL truncates longer identifiers, so two long names could
+		// silently share a schema.
+		if len(name) > 63 {
+			return fmt.Errorf("postgres: schema name %q is longer than 63 bytes: %w", name, spec.ErrInvalidArgument)
+		}
 		s.schema = name
 		return nil
 	}
