@@ -93,7 +93,6 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 				input: s.Arg, ns: taskNamespace(ns, n.name, id)})
 		}
 	}
-	null := nullVersion(cp.ChannelVersions)
 	for _, n := range g.nodes {
 		seen := cp.VersionsSeen[n.name]
 		triggered := false
@@ -104,7 +103,7 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 			}
 			last, ok := seen[c]
 			if !ok {
-				last = null
+				last = nullVersion
 			}
 			if v, ok := cp.ChannelVersions[c]; ok && spec.CompareVersions(v, last) > 0 {
 				triggered = true
@@ -131,8 +130,9 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 	return tasks, nil
 }
 
-// nullVersion is the zero version used for channels a node never saw.
-func nullVersion(spec.Versions) spec.Version { return "" }
+// nullVersion is what a node "saw" of a channel it never consumed: the
+// zero version, below every minted version.
+const nullVersion spec.Version = ""
 
 // applyWrites applies the writes of the tasks of one superstep, exactly as
 // LangGraph's apply_writes: tasks sorted by path, versions_seen updated, one

@@ -24,7 +24,7 @@ const (
 	NoWritesChannel = "__no_writes__"
 	// CopyNode, given to UpdateState as the node, forks a checkpoint.
 	CopyNode = "__copy__"
-	// hiddenTag-equivalent: the start node never triggers interrupt "*".
+	// branchPrefix starts the name of the channel that triggers a node.
 	branchPrefix = "branch:to:"
 )
 
