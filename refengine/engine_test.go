@@ -78,8 +78,20 @@ func TestInvokeRejectsBadInput(t *testing.T) {
 	if _, err := g.Invoke(ctx, nil, refengine.RunConfig{ThreadID: "t", CheckpointID: "1f00fd5f-2036-6ce4-bfff-ac42e9890362"}); !errors.Is(err, spec.ErrNotFound) {
 		t.Errorf("replay of a missing checkpoint: %v", err)
 	}
-	if _, err := g.Invoke(ctx, refengine.Command{Goto: []string{"zzz"}}, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, spec.ErrInvalidArgument) {
+	if _, err := g.Invoke(ctx, refengine.Command{Resume: "x"}, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, refengine.ErrEmptyInput) {
+		t.Errorf("command on a fresh thread: %v", err)
+	}
+	if _, err := g.Invoke(ctx, refengine.State{"x": 1}, refengine.RunConfig{ThreadID: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{Goto: []string{"zzz"}}, refengine.RunConfig{ThreadID: "t2"}); !errors.Is(err, spec.ErrInvalidArgument) {
 		t.Errorf("goto unknown node: %v", err)
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{"not-an-id": 1}}, refengine.RunConfig{ThreadID: "t2"}); !errors.Is(err, spec.ErrInvalidArgument) {
+		t.Errorf("bad resume map key: %v", err)
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{}, refengine.RunConfig{ThreadID: "t2"}); !errors.Is(err, refengine.ErrEmptyInput) {
+		t.Errorf("empty command: %v", err)
 	}
 	noSaver := compile(t, refengine.NewStateGraph().AddNode("a", put("a", "x", 1)).AddEdge(refengine.Start, "a"))
 	if _, err := noSaver.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, refengine.ErrNoSaver) {

@@ -151,6 +151,9 @@ func (l *loop) first(ctx context.Context, input any) error {
 		l.dropPending(spec.ResumeChannel)
 	}
 	if isCmd {
+		if l.checkpointID == "" {
+			return fmt.Errorf("%w: thread %q has no checkpoint to apply a Command to", ErrEmptyInput, l.opts.thread)
+		}
 		writes, err := l.commandWrites(cmd)
 		if err != nil {
 			return err
