@@ -55,10 +55,7 @@ func explain(t *testing.T, s *Saver, opts spec.ListOptions, cur *cursor) planNod
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := s.pageSize
-	if opts.Limit > 0 && opts.Limit < n {
-		n = opts.Limit
-	}
+	n := s.pageLen(100, opts.Limit) // a full-size page
 	sql, args := s.pageSQL(p, cur, n)
 	var out []byte
 	if err := s.pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {

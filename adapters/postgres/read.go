@@ -139,8 +139,8 @@ type rawTuple struct {
 	writeValues    [][]byte
 }
 
-// List implements [spec.Saver]. It streams in pages (see
-// [WithListPageSize]): each page is one statement returning checkpoints
+// List implements [spec.Saver]. It streams in pages of growing size (10,
+// 20, 40, ... up to [WithListPageSize]), or of the limit: each page is one statement returning checkpoints
 // with their values and pending writes, read completely so that the
 // connection goes back to the pool before the caller sees a tuple. A
 // caller that stops early costs at most the rest of one page, and never
@@ -159,11 +159,8 @@ func (s *Saver) list(ctx context.Context, op string, opts spec.ListOptions) iter
 			return
 		}
 		var cur *cursor
-		for {
-			n := s.pageSize
-			if p.remaining > 0 && p.remaining < n {
-				n = p.remaining
-			}
+		for pageNo := 0; ; pageNo++ {
+			n := s.pageLen(pageNo, p.remaining)
 			page, err := s.fetchPage(ctx, p, cur, n)
 			if err != nil {
 				yield(nil, wrapErr(ctx, op, opts.ThreadID, err))
@@ -192,6 +189,25 @@ func (s *Saver) list(ctx context.Context, op string, opts spec.ListOptions) iter
 			cur = &cursor{thread: last.thread, ns: last.ns, id: last.id}
 		}
 	}
+}
+
+// firstPage is the size of the first page of an unlimited List; each
+// following page doubles, up to the configured page size. A caller that
+// wants only the newest few checkpoints then pays for few rows, and one that
+// reads everything needs only a handful of extra round trips.
+const firstPage = 10
+
+// pageLen returns the size of page pageNo (from 0) when remaining results
+// are still wanted (0: unlimited).
+func (s *Saver) pageLen(pageNo, remaining int) int {
+	n := s.pageSize
+	if pageNo < 8 { // avoid overflowing the shift; 10<<8 is past any sane page size
+		n = min(n, firstPage<<pageNo)
+	}
+	if remaining > 0 {
+		n = min(n, remaining)
+	}
+	return n
 }
 
 func (s *Saver) fetchPage(ctx context.Context, p *listPlan, cur *cursor, n int) ([]rawTuple, error) {

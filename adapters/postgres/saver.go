@@ -103,9 +103,9 @@ func WithSerde(serde spec.Serde) Option {
 	}
 }
 
-// WithListPageSize sets how many checkpoints List fetches per round trip
-// (default 100). Larger pages mean fewer round trips and more memory held
-// per page.
+// WithListPageSize sets the most checkpoints List fetches per round trip
+// (default 100; the first pages of an unlimited List are smaller). Larger
+// pages mean fewer round trips and more memory held per page.
 func WithListPageSize(n int) Option {
 	return func(s *Saver) error {
 		if n <= 0 {

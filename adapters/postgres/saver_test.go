@@ -268,3 +268,34 @@ func newPool(tb testing.TB, cfg *pgxpool.Config) *pgxpool.Pool {
 	tb.Cleanup(pool.Close)
 	return pool
 }
+
+func TestPageSizesGrow(t *testing.T) {
+	s := &Saver{pageSize: defaultPageSize}
+	for _, c := range []struct{ page, remaining, want int }{
+		{0, 0, 10}, {1, 0, 20}, {2, 0, 40}, {3, 0, 80}, {4, 0, 100}, {60, 0, 100},
+		{0, 5, 5}, {3, 50, 50}, {5, 1000, 100},
+	} {
+		if got := s.pageLen(c.page, c.remaining); got != c.want {
+			t.Errorf("pageLen(%d, %d) = %d, want %d", c.page, c.remaining, got, c.want)
+		}
+	}
+}
+
+func TestUnlimitedListCrossesGrowingPages(t *testing.T) {
+	s := newTestSaver(t)
+	want := seedHistory(t, s, "t", "", 333)
+	slices.Reverse(want)
+	got := listAll(t, s, spec.ListOptions{ThreadID: "t"})
+	if len(got) != len(want) {
+		t.Fatalf("%d tuples, want %d", len(got), len(want))
+	}
+	for i, tup := range got {
+		if tup.Checkpoint.ID != want[i] || len(tup.PendingWrites) != 1 {
+			t.Fatalf("tuple %d: %s with %d writes, want %s with 1", i, tup.Checkpoint.ID, len(tup.PendingWrites), want[i])
+		}
+	}
+	got = listAll(t, s, spec.ListOptions{ThreadID: "t", Limit: 150, Filter: spec.Metadata{"parity": "odd"}})
+	if len(got) != 150 || got[0].Checkpoint.ID != want[1] || got[149].Checkpoint.ID != want[299] {
+		t.Errorf("filtered: %d tuples, first %s, last %s", len(got), got[0].Checkpoint.ID, got[len(got)-1].Checkpoint.ID)
+	}
+}
