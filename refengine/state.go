@@ -271,6 +271,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 		}
 	}
 	chans := sub.loadChannels(&cp)
+	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
 	var tasks []*task
 	if saved != nil {
 		if tasks, err = sub.prepareTasks(&cp, chans, cfg.CheckpointNS, step+1); err != nil {
@@ -283,7 +284,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 		}
 	}
 	if asNode == InputTask {
-		return l.updateAsInput(ctx, saved, &cp, chans, step, parents, values)
+		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values)
 	}
 	if asNode == "" {
 		if asNode, err = sub.lastNode(&cp); err != nil {
@@ -317,7 +318,6 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 		}
 	}
-	prev := maps.Clone(cp.ChannelVersions)
 	aw := []appliedWrites{{name: asNode, triggers: []string{spec.InterruptChannel}, writes: writes}}
 	if _, err := sub.applyWrites(&cp, chans, aw, l.nextVersion); err != nil {
 		return spec.Config{}, err
@@ -337,13 +337,12 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 // updateAsInput applies values as graph input on top of saved (UpdateState
 // with InputTask): an "input" checkpoint, then the input write saved
 // against it under a task ID derived from the previous checkpoint's ID.
-func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, step int, parents map[string]any, values Update) (spec.Config, error) {
+func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, values Update) (spec.Config, error) {
 	in, err := spec.Normalize(map[string]any(values))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
 	writes := []spec.Write{{Channel: Start, Value: in}}
-	prev := maps.Clone(cp.ChannelVersions)
 	if _, err := l.g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: writes}}, l.nextVersion); err != nil {
 		return spec.Config{}, err
 	}

@@ -265,3 +265,43 @@ func TestUpdateStateAsInputAndRunMetadata(t *testing.T) {
 		t.Errorf("%d checkpoints left after deleting the run", n)
 	}
 }
+
+// UpdateState on the latest checkpoint first applies the saved writes of
+// finished tasks; the channels they change are part of the new versions, so
+// a per-version saver stores their values.
+func TestUpdateStateAppliesSavedWrites(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	fail := true
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("value", refengine.Reducer(refengine.AddNumbers, nil)).
+		AddKey("other", refengine.LastValue()).
+		AddNode("one", func(context.Context, refengine.State) (refengine.Update, error) {
+			return refengine.Update{"value": 2}, nil
+		}).
+		AddNode("two", func(context.Context, refengine.State) (refengine.Update, error) {
+			if fail {
+				return nil, fmt.Errorf("no")
+			}
+			return refengine.Update{"value": 3}, nil
+		}).
+		AddEdge(refengine.Start, "one").AddEdge(refengine.Start, "two"), refengine.WithSaver(s))
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true}
+	if _, err := g.Invoke(ctx, refengine.State{"value": 1}, cfg); err == nil {
+		t.Fatal("two should fail")
+	}
+	out, err := g.UpdateState(ctx, cfg, refengine.Update{"other": "set"}, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tup, err := s.GetTuple(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := tup.Checkpoint.ChannelValues; !spec.Equal(v["value"], int64(3)) || v["other"] != "set" {
+		t.Errorf("values after update = %v, want one's saved write applied and other set", v)
+	}
+	if tup.Metadata["source"] != "update" || tup.Metadata["step"] != int64(1) {
+		t.Errorf("metadata = %v", tup.Metadata)
+	}
+}
