@@ -74,3 +74,33 @@ func TestResumeWithUpdateAndPlainResume(t *testing.T) {
 		t.Errorf("null writes on C(0) = %v", null)
 	}
 }
+
+// Two interrupts in one node answered through resume maps: both carry the
+// task's interrupt ID; no null resume row is ever stored.
+func TestResumeMapTwiceInOneNode(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	runs := newCounter("ask")
+	g := twoQuestions(t, s, runs)
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true}
+	res, err := g.Invoke(ctx, refengine.State{"q": "x"}, cfg)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	id := res.Interrupts[0].ID
+	res, err = g.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{id: "A"}}, cfg)
+	if err != nil || len(res.Interrupts) != 1 || res.Interrupts[0].ID != id || res.Interrupts[0].Value != "two?" {
+		t.Fatalf("first map resume: %+v %v", res, err)
+	}
+	res, err = g.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{id: "B"}}, cfg)
+	if err != nil || res.Interrupted || res.Values["out"] != "A,B,x" {
+		t.Fatalf("second map resume: %+v %v", res, err)
+	}
+	for _, h := range history(t, s, "t", "") {
+		for _, w := range h.PendingWrites {
+			if w.TaskID == spec.NullTaskID {
+				t.Errorf("null-task write %v stored for a resume map", w)
+			}
+		}
+	}
+}
