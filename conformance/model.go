@@ -208,7 +208,9 @@ func (m *model) deleteThread(thread string) {
 	}
 }
 
-// copyThread mirrors ThreadCopier.CopyThread into an empty destination.
+// copyThread mirrors ThreadCopier.CopyThread into an empty destination:
+// checkpoints with their writes, and values. Writes stored for checkpoints
+// that do not exist are not part of the contract's copy.
 func (m *model) copyThread(src, dst string) {
 	for k, c := range m.cps {
 		if k.thread == src {
@@ -223,7 +225,7 @@ func (m *model) copyThread(src, dst string) {
 		}
 	}
 	for k, ws := range m.writes {
-		if k.thread == src {
+		if k.thread == src && m.cps[k] != nil {
 			cw := make(map[mtask]spec.PendingWrite, len(ws))
 			for wk, w := range ws {
 				cw[wk] = w

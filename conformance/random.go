@@ -125,17 +125,21 @@ func randMetadata(r *rand.Rand) spec.Metadata {
 	return m
 }
 
-// genState tracks what the generator needs beyond the model: values whose
-// presence is unspecified by the contract (left over by DeleteForRuns or
-// Prune and referenced by no checkpoint) must never be read again, and
-// version numbers must never repeat.
+// genState tracks what the generator needs beyond the model: state the
+// contract leaves unspecified must never be observed again. That is values
+// left over by DeleteForRuns or Prune and referenced by no checkpoint, and
+// writes stored for a checkpoint that does not exist when its thread is
+// pruned or copied. Version numbers never repeat.
 type genState struct {
-	m         *model
-	uncertain map[mval]bool
-	version   int
+	m               *model
+	uncertain       map[mval]bool
+	uncertainWrites map[mkey]bool
+	version         int
 }
 
-func newGenState() *genState { return &genState{m: newModel(), uncertain: map[mval]bool{}} }
+func newGenState() *genState {
+	return &genState{m: newModel(), uncertain: map[mval]bool{}, uncertainWrites: map[mkey]bool{}}
+}
 
 // sortedKeys returns the model's checkpoint keys in a fixed order.
 func (s *genState) sortedKeys() []mkey {
@@ -150,18 +154,20 @@ func (s *genState) sortedKeys() []mkey {
 }
 
 // valid reports whether o may run in the current state: reads of
-// unspecified state, writes to absent checkpoints and copies into
-// non-empty threads are never generated.
+// unspecified state and copies into non-empty threads are never generated.
 func (s *genState) valid(o op) bool {
 	switch o.kind {
 	case opPut:
+		if s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cp.ID}] {
+			return false
+		}
 		for ch, ver := range o.cp.ChannelVersions {
 			if _, isNew := o.nv[ch]; !isNew && s.uncertain[mval{o.cfg.ThreadID, o.cfg.CheckpointNS, ch, ver}] {
 				return false
 			}
 		}
 	case opWrites:
-		return s.m.cps[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cfg.CheckpointID}] != nil
+		return !s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cfg.CheckpointID}]
 	case opCopy:
 		if o.thread == o.dst {
 			return false
@@ -177,6 +183,11 @@ func (s *genState) valid(o op) bool {
 			}
 		}
 		for k := range s.uncertain {
+			if k.thread == o.dst {
+				return false
+			}
+		}
+		for k := range s.uncertainWrites {
 			if k.thread == o.dst {
 				return false
 			}
@@ -200,6 +211,14 @@ func (s *genState) apply(o op) {
 		m.deleteThread(o.thread)
 		s.forgetThread(o.thread)
 	case opCopy:
+		for k := range s.orphanWrites(o.thread) {
+			s.uncertainWrites[mkey{o.dst, k.ns, k.id}] = true
+		}
+		for k := range s.uncertainWrites {
+			if k.thread == o.thread {
+				s.uncertainWrites[mkey{o.dst, k.ns, k.id}] = true
+			}
+		}
 		m.copyThread(o.thread, o.dst)
 		for k := range s.uncertain {
 			if k.thread == o.thread {
@@ -218,14 +237,37 @@ func (s *genState) apply(o op) {
 			}
 		} else {
 			s.markUnreferenced(o.threads)
+			for _, th := range o.threads {
+				for k := range s.orphanWrites(th) {
+					s.uncertainWrites[k] = true
+					delete(m.writes, k)
+				}
+			}
 		}
 	}
+}
+
+// orphanWrites returns the keys, in thread th, of writes stored for a
+// checkpoint that does not exist.
+func (s *genState) orphanWrites(th string) map[mkey]bool {
+	out := map[mkey]bool{}
+	for k := range s.m.writes {
+		if k.thread == th && s.m.cps[k] == nil {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 func (s *genState) forgetThread(th string) {
 	for k := range s.uncertain {
 		if k.thread == th {
 			delete(s.uncertain, k)
+		}
+	}
+	for k := range s.uncertainWrites {
+		if k.thread == th {
+			delete(s.uncertainWrites, k)
 		}
 	}
 }
@@ -267,10 +309,12 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 		return s.drawPut(r, th, ns)
 	case n < 55:
 		keys := s.sortedKeys()
-		if len(keys) == 0 {
-			return s.drawPut(r, th, ns)
+		var k mkey
+		if len(keys) == 0 || r.IntN(4) == 0 {
+			k = mkey{th, ns, pick(r, rIDs)} // may not exist yet (WRITES-7)
+		} else {
+			k = pick(r, keys)
 		}
-		k := pick(r, keys)
 		ws := make([]spec.Write, 1+r.IntN(3))
 		for i := range ws {
 			ws[i] = spec.Write{Channel: pick(r, rWriteChs), Value: randValue(r, 0)}
