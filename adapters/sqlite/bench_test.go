@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/checkpointkit/checkpointkit/adapters/sqlite"
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -23,6 +24,34 @@ var benchDepths = []int{10, 10_000}
 // creation order.
 func benchID(i int) string { return fmt.Sprintf("%020d", i) }
 
+// benchRead is one read benchmark: run performs the read once against a
+// history of the given depth and checks its result.
+type benchRead struct {
+	name string
+	run  func(ctx context.Context, s spec.Saver, depth int) error
+}
+
+// benchReads are the read benchmarks. List/before and List/filter use Limit
+// 5 so that both depths return the same number of tuples: at depth 10 only 5
+// IDs lie below the middle and 5 checkpoints match the filter.
+var benchReads = []benchRead{
+	{"GetTuple/latest", func(ctx context.Context, s spec.Saver, depth int) error {
+		return benchGetOnce(ctx, s, spec.Config{ThreadID: "bench"})
+	}},
+	{"GetTuple/by-id", func(ctx context.Context, s spec.Saver, depth int) error {
+		return benchGetOnce(ctx, s, spec.Config{ThreadID: "bench", CheckpointID: benchID(depth / 2)})
+	}},
+	{"List/limit=10", func(ctx context.Context, s spec.Saver, depth int) error {
+		return benchListOnce(ctx, s, spec.ListOptions{ThreadID: "bench", Limit: 10}, 10)
+	}},
+	{"List/before", func(ctx context.Context, s spec.Saver, depth int) error {
+		return benchListOnce(ctx, s, spec.ListOptions{ThreadID: "bench", Before: benchID(depth / 2), Limit: 5}, 5)
+	}},
+	{"List/filter", func(ctx context.Context, s spec.Saver, depth int) error {
+		return benchListOnce(ctx, s, spec.ListOptions{ThreadID: "bench", Filter: spec.Metadata{"source": "loop"}, Limit: 5}, 5)
+	}},
+}
+
 // benchSaverSuite runs the write and read benchmarks against savers made by
 // newSaver, which must return a saver over empty storage and register its
 // own cleanup with b.Cleanup.
@@ -31,52 +60,84 @@ func benchSaverSuite(b *testing.B, newSaver func(b *testing.B) spec.Saver) {
 	b.Run("Put/state=100KB", func(b *testing.B) { benchPut(b, newSaver(b), 100<<10) })
 	b.Run("PutWrites/writes=1", func(b *testing.B) { benchPutWrites(b, newSaver(b), 1) })
 	b.Run("PutWrites/writes=16", func(b *testing.B) { benchPutWrites(b, newSaver(b), 16) })
-	for _, depth := range benchDepths {
-		// Built once per depth and shared by the read benchmarks, which do
-		// not modify it.
-		// The saver belongs to the parent benchmark (its cleanup runs after
-		// the last read benchmark) and is built on first use.
-		parent := b
-		var s spec.Saver
-		history := func(b *testing.B) spec.Saver {
-			if s == nil {
-				s = newSaver(parent)
-				if err := benchFillHistory(s, "bench", depth); err != nil {
-					b.Fatal(err)
-				}
-				// Collect the fill's garbage now rather than charge it
-				// to the first read benchmark.
-				runtime.GC()
-			}
+
+	// One history per depth, built on first use and shared by the read
+	// benchmarks, which do not modify it. The savers belong to this parent
+	// benchmark, so their cleanup runs after the last read benchmark.
+	parent := b
+	histories := make(map[int]spec.Saver)
+	history := func(b *testing.B, depth int) spec.Saver {
+		if s, ok := histories[depth]; ok {
 			return s
 		}
-		mid := benchID(depth / 2)
-		reads := []struct {
-			name string
-			run  func(b *testing.B, s spec.Saver)
-		}{
-			{"GetTuple/latest", func(b *testing.B, s spec.Saver) {
-				benchGet(b, s, spec.Config{ThreadID: "bench"})
-			}},
-			{"GetTuple/by-id", func(b *testing.B, s spec.Saver) {
-				benchGet(b, s, spec.Config{ThreadID: "bench", CheckpointID: mid})
-			}},
-			{"List/limit=10", func(b *testing.B, s spec.Saver) {
-				benchList(b, s, spec.ListOptions{ThreadID: "bench", Limit: 10}, 10)
-			}},
-			// Limit 5 below, so that both depths return the same number
-			// of tuples: at depth 10 only 5 IDs lie below the middle and 5
-			// checkpoints match the filter.
-			{"List/before", func(b *testing.B, s spec.Saver) {
-				benchList(b, s, spec.ListOptions{ThreadID: "bench", Before: mid, Limit: 5}, 5)
-			}},
-			{"List/filter", func(b *testing.B, s spec.Saver) {
-				benchList(b, s, spec.ListOptions{ThreadID: "bench", Filter: spec.Metadata{"source": "loop"}, Limit: 5}, 5)
-			}},
+		s := newSaver(parent)
+		if err := benchFillHistory(s, "bench", depth); err != nil {
+			b.Fatal(err)
 		}
-		for _, r := range reads {
-			b.Run(fmt.Sprintf("%s/depth=%d", r.name, depth), func(b *testing.B) { r.run(b, history(b)) })
+		// Collect the fill's garbage now rather than charge it to the
+		// first read benchmark.
+		runtime.GC()
+		histories[depth] = s
+		return s
+	}
+	for _, depth := range benchDepths {
+		for _, r := range benchReads {
+			b.Run(fmt.Sprintf("%s/depth=%d", r.name, depth), func(b *testing.B) {
+				benchReadLoop(b, history(b, depth), depth, r)
+			})
 		}
+	}
+	// The ratio benchmarks alternate one read at the shallow and one at the
+	// deep history, so that both see the same machine load; on a shared
+	// machine that is the only fair comparison.
+	shallow, deep := benchDepths[0], benchDepths[len(benchDepths)-1]
+	for _, r := range benchReads {
+		b.Run("DepthRatio/"+r.name, func(b *testing.B) {
+			benchDepthRatio(b, history(b, shallow), history(b, deep), shallow, deep, r)
+		})
+	}
+}
+
+func benchReadLoop(b *testing.B, s spec.Saver, depth int, r benchRead) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		if err := r.run(ctx, s, depth); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchDepthRatio reports the deep/shallow ratio of wall-clock time
+// ("ratio") and of CPU time ("cpu-ratio") for read r. Each b.Loop iteration
+// does the read once at each depth, alternating which goes first.
+func benchDepthRatio(b *testing.B, shallowSaver, deepSaver spec.Saver, shallow, deep int, r benchRead) {
+	ctx := context.Background()
+	var wall, cpu [2]time.Duration // [0] shallow, [1] deep
+	savers := [2]spec.Saver{shallowSaver, deepSaver}
+	depths := [2]int{shallow, deep}
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			which := (i + k) % 2
+			c0, _ := processCPUTime()
+			t0 := time.Now()
+			if err := r.run(ctx, savers[which], depths[which]); err != nil {
+				b.Fatal(err)
+			}
+			wall[which] += time.Since(t0)
+			c1, _ := processCPUTime()
+			cpu[which] += c1 - c0
+		}
+		i++
+	}
+	if wall[0] > 0 {
+		b.ReportMetric(float64(wall[1])/float64(wall[0]), "ratio")
+	}
+	if cpu[0] > 0 {
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
 	}
 }
 
@@ -166,39 +227,32 @@ func benchFillHistory(s spec.Saver, thread string, depth int) error {
 	return nil
 }
 
-func benchGet(b *testing.B, s spec.Saver, cfg spec.Config) {
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	defer cpuPerOp(b)()
-	for b.Loop() {
-		t, err := s.GetTuple(ctx, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(t.PendingWrites) != 2 || len(t.Checkpoint.ChannelValues) != 3 {
-			b.Fatalf("incomplete tuple: %+v", t)
-		}
+func benchGetOnce(ctx context.Context, s spec.Saver, cfg spec.Config) error {
+	t, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		return err
 	}
+	if len(t.PendingWrites) != 2 || len(t.Checkpoint.ChannelValues) != 3 {
+		return fmt.Errorf("incomplete tuple: %+v", t)
+	}
+	return nil
 }
 
-func benchList(b *testing.B, s spec.Saver, opts spec.ListOptions, want int) {
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	defer cpuPerOp(b)()
-	for b.Loop() {
-		n := 0
-		for _, err := range s.List(ctx, opts) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
+func benchListOnce(ctx context.Context, s spec.Saver, opts spec.ListOptions, want int) error {
+	n := 0
+	for t, err := range s.List(ctx, opts) {
+		if err != nil {
+			return err
 		}
-		if n != want {
-			b.Fatalf("listed %d, want %d", n, want)
+		if len(t.PendingWrites) != 2 || len(t.Checkpoint.ChannelValues) != 3 {
+			return fmt.Errorf("incomplete tuple: %+v", t)
 		}
+		n++
 	}
+	if n != want {
+		return fmt.Errorf("listed %d, want %d", n, want)
+	}
+	return nil
 }
 
 // BenchmarkSQLiteFile measures a file database opened with Open's defaults
