@@ -305,3 +305,32 @@ func TestUpdateStateAppliesSavedWrites(t *testing.T) {
 		t.Errorf("metadata = %v", tup.Metadata)
 	}
 }
+
+func TestUpdateStateInfersNode(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	runs := newCounter("a", "b")
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"),
+		refengine.WithSaver(s), refengine.WithInterruptBefore("b"))
+	cfg := refengine.RunConfig{ThreadID: "t"}
+	if _, err := g.Invoke(ctx, refengine.State{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// a ran last, so the update counts as a's: it schedules b again.
+	if _, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"edited"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Next) != 1 || snap.Next[0] != "b" || !spec.Equal(snap.Values["log"], []any{"a", "edited"}) {
+		t.Errorf("after the inferred update: next %v values %v", snap.Next, snap.Values)
+	}
+	if snap.Metadata["source"] != "update" {
+		t.Errorf("metadata %v", snap.Metadata)
+	}
+}
