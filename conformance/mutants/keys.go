@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -240,6 +241,7 @@ func init() {
 			busy := newBusy()
 			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
 				defer busy.enter("")()
+				runtime.Gosched() // let other goroutines into the window
 				return w.Inner.Put(ctx, cfg, cp, md, nv)
 			}
 			w.OnPutWrites = func(ctx context.Context, cfg spec.Config, ws []spec.Write, task, path string) error {
@@ -247,6 +249,7 @@ func init() {
 				if busy.count("") > 1 {
 					return nil
 				}
+				runtime.Gosched()
 				return w.Inner.PutWrites(ctx, cfg, ws, task, path)
 			}
 			return w
