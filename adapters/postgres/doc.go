@@ -91,5 +91,18 @@
 // [WithQueryExecMode] with pgx.QueryExecModeSimpleProtocol): the saver keeps
 // no session state — no SET, no session advisory locks, no prepared
 // statements — beyond one transaction. Run Setup through a direct or
-// session-mode connection if your pooler restricts DDL.
+// session-mode connection if your pooler restricts DDL. The package's tests
+// run a concurrent workload through PgBouncer in transaction mode when
+// CHECKPOINTKIT_PGBOUNCER_DSN is set, for example with
+//
+//	[databases]
+//	* = host=127.0.0.1 port=5432
+//	[pgbouncer]
+//	pool_mode = transaction
+//	default_pool_size = 4
+//	listen_port = 6432
+//	auth_type = trust        ; test setups only
+//
+// For pools you create yourself, apply [ConfigurePool] so that a cancelled
+// context cancels the statement on the server before the call returns.
 package postgres
