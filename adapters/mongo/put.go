@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -114,7 +115,8 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 
 	// Encode everything before writing anything: a bad value stores nothing.
 	ch := &chunker{thread: thread}
-	valueModels := make([]mongo.WriteModel, 0, len(newVersions))
+	valueDocs := make([]any, 0, len(newVersions))
+	valueKeys := make([]string, 0, len(newVersions))
 	for channel, version := range newVersions {
 		d := valueDoc{
 			Key: valueKey(thread, ns, channel, version), Thread: thread, NS: ns,
@@ -128,8 +130,8 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 			d.Has = true
 			d.V = ch.payload(d.Key, data)
 		}
-		valueModels = append(valueModels, mongo.NewReplaceOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: d.Key}}).SetReplacement(d).SetUpsert(true))
+		valueDocs = append(valueDocs, d)
+		valueKeys = append(valueKeys, d.Key)
 	}
 	key := checkpointKey(thread, ns, cp.ID)
 	doc := checkpointDoc{
@@ -141,23 +143,48 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := ch.flush(ctx, s); err != nil {
 		return spec.Config{}, err
 	}
-	if len(valueModels) > 0 {
-		err := retryDuplicates(ctx, func() error {
-			_, err := s.values.BulkWrite(ctx, valueModels, options.BulkWrite().SetOrdered(false))
-			return err
-		})
-		if err != nil {
-			return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
-		}
+	if err := insertOrReplace(ctx, s.values, valueDocs, valueKeys); err != nil {
+		return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
 	}
-	err = retryDuplicates(ctx, func() error {
-		_, err := s.checkpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, doc, options.Replace().SetUpsert(true))
-		return err
-	})
-	if err != nil {
+	if err := insertOrReplace(ctx, s.checkpoints, []any{doc}, []string{key}); err != nil {
 		return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID), err)
 	}
 	return spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// insertOrReplace stores docs, whose _ids are keys: it inserts them all
+// in one unordered InsertMany, then replaces, one upsert each, those whose
+// key already existed. Most documents Put writes are new, and an insert is
+// much cheaper than an upsert on FerretDB, where every upsert first scans
+// the collection; on MongoDB both are index lookups.
+func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, keys []string) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil
+	}
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return err
+	}
+	for _, we := range bwe.WriteErrors {
+		if !mongo.IsDuplicateKeyError(we) || we.Index < 0 || we.Index >= len(docs) {
+			return err
+		}
+	}
+	for _, we := range bwe.WriteErrors {
+		d, key := docs[we.Index], keys[we.Index]
+		err := retryDuplicates(ctx, func() error {
+			_, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, d, options.Replace().SetUpsert(true))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PutWrites stores the writes of task taskID against the checkpoint named
