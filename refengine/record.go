@@ -44,6 +44,8 @@ type Call struct {
 	Tuple *spec.Tuple
 	// Tuples are the tuples List yielded, in order.
 	Tuples []*spec.Tuple
+	// Stopped reports that the consumer of List stopped before the end.
+	Stopped bool
 	// Err is the error message, if the call failed; NotFound reports that
 	// the error was spec.ErrNotFound.
 	Err      string
@@ -134,6 +136,7 @@ func (r *Recorder) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*s
 			}
 			c.Tuples = append(c.Tuples, cloneTuple(tup))
 			if !yield(tup, nil) {
+				c.Stopped = true
 				return
 			}
 		}

@@ -70,8 +70,8 @@ func Replay(ctx context.Context, s spec.Saver, calls []Call) error {
 					break
 				}
 				got = append(got, tup)
-				if len(got) == len(c.Tuples) && c.Err == "" {
-					break // the recorded consumer may have stopped here
+				if c.Stopped && len(got) == len(c.Tuples) {
+					break // the recorded consumer stopped here
 				}
 			}
 			if err == nil {

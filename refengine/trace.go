@@ -71,6 +71,7 @@ type jsonCall struct {
 	Result      *jsonConfig       `json:"result,omitempty"`
 	Tuple       *jsonTuple        `json:"tuple,omitempty"`
 	Tuples      []jsonTuple       `json:"tuples,omitempty"`
+	Stopped     bool              `json:"stopped,omitempty"`
 	Err         string            `json:"error,omitempty"`
 	NotFound    bool              `json:"not_found,omitempty"`
 }
@@ -197,6 +198,7 @@ func MarshalTrace(calls []Call) ([]byte, error) {
 			for _, t := range c.Tuples {
 				jc.Tuples = append(jc.Tuples, *toJSONTuple(t))
 			}
+			jc.Stopped = c.Stopped
 		case MethodDeleteThread:
 			jc.ThreadID = c.ThreadID
 		default:
@@ -256,6 +258,7 @@ func UnmarshalTrace(data []byte) ([]Call, error) {
 			c.List = &spec.ListOptions{ThreadID: l.ThreadID, Namespace: l.Namespace, AllNamespaces: l.AllNamespaces,
 				CheckpointID: l.CheckpointID, Filter: fromJSONMap(l.Filter), Before: l.Before, Limit: l.Limit}
 			c.Tuples = []*spec.Tuple{}
+			c.Stopped = jc.Stopped
 			for _, t := range jc.Tuples {
 				c.Tuples = append(c.Tuples, t.spec())
 			}
