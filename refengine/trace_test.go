@@ -119,3 +119,33 @@ func TestGoldenTracesEmbedded(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayDetectsExtraListResults(t *testing.T) {
+	ctx := context.Background()
+	rec := refengine.Record(memory.New())
+	cp := spec.Checkpoint{V: 4, ID: "a", ChannelValues: map[string]any{}, ChannelVersions: spec.Versions{}}
+	if _, err := rec.Put(ctx, spec.Config{ThreadID: "t"}, cp, spec.Metadata{}, spec.Versions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range rec.List(ctx, spec.ListOptions{ThreadID: "t"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := rec.Calls()
+	if calls[1].Stopped || len(calls[1].Tuples) != 1 {
+		t.Fatalf("recorded list: %+v", calls[1])
+	}
+	other := memory.New()
+	cp.ID = "b"
+	if _, err := other.Put(ctx, spec.Config{ThreadID: "t"}, cp, spec.Metadata{}, spec.Versions{}); err != nil {
+		t.Fatal(err)
+	}
+	var re *refengine.ReplayError
+	if err := refengine.Replay(ctx, other, calls); !errors.As(err, &re) || re.Index != 1 {
+		t.Fatalf("replay with an extra checkpoint: %v", err)
+	}
+	if err := refengine.Replay(ctx, memory.New(), calls); err != nil {
+		t.Fatalf("replay on a fresh saver: %v", err)
+	}
+}
