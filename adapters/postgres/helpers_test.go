@@ -66,9 +66,10 @@ func testPool(tb testing.TB) *pgxpool.Pool {
 var schemaSeq atomic.Int64
 
 // uniqueSchema returns a schema name no other test process uses; the
-// quotes and the dollar sign check that identifiers are quoted.
+// quote, dollar, dot, space, percent and braces check that identifiers are
+// quoted and never treated as a format or template.
 func uniqueSchema(prefix string) string {
-	return fmt.Sprintf(`ck "%s$%d.%d`, prefix, os.Getpid(), schemaSeq.Add(1))
+	return fmt.Sprintf(`ck "%s$%d.%d%%s{c}`, prefix, os.Getpid(), schemaSeq.Add(1))
 }
 
 // newTestSaver returns a set-up saver in a fresh schema, dropped when the

@@ -23,7 +23,8 @@ type queries struct {
 	pruneLatest  string
 	pruneAll     string
 	pageInner    string // SELECT c.* FROM checkpoints c, before WHERE ... LIMIT
-	pageOuter    string // the page query around a %s for the filtered rows
+	pageHead     string // the page query up to the inner SELECT ...
+	pageTail     string // ... and after it
 }
 
 func buildQueries(schema string) queries {
@@ -141,9 +142,9 @@ DELETE FROM {c} WHERE thread_id = ANY($1::text[])`)
 	// lookup a parameterised primary-key probe (as a plain join, a planner
 	// without statistics scanned every blob of the thread instead).
 	q.pageInner = r.Replace(`SELECT c.* FROM {c} c`)
-	q.pageOuter = r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+	pageOuter := r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
 	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.channels, pw.vals
-FROM (%s) c
+FROM ({page}) c
 LEFT JOIN LATERAL (
 	SELECT array_agg(cv.channel) AS channels, array_agg(v.value) AS vals
 	FROM unnest(c.channels, c.versions) AS cv(channel, version)
@@ -162,6 +163,9 @@ LEFT JOIN LATERAL (
 	WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
 ) pw ON true
 ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns`)
+	// Split rather than formatted: the quoted schema name may hold any
+	// character, '%' included.
+	q.pageHead, q.pageTail, _ = strings.Cut(pageOuter, "{page}")
 	return q
 }
 

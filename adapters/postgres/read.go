@@ -122,7 +122,7 @@ func (s *Saver) pageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
 	}
 	inner := s.q.pageInner + whereSQL(conds) +
 		"\nORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns\nLIMIT " + strconv.Itoa(n)
-	return fmt.Sprintf(s.q.pageOuter, inner), b.args
+	return s.q.pageHead + inner + s.q.pageTail, b.args
 }
 
 // rawTuple is one scanned row, decoded after the page's rows are closed so
