@@ -140,13 +140,14 @@ type rawTuple struct {
 }
 
 // List implements [spec.Saver]. It streams in pages of growing size (10,
-// 20, 40, ... up to [WithListPageSize]), or of the limit: each page is one statement returning checkpoints
-// with their values and pending writes, read completely so that the
-// connection goes back to the pool before the caller sees a tuple. A
-// caller that stops early costs at most the rest of one page, and never
-// holds a connection while it works. Pages continue from the last sort key
-// (keyset pagination), so each is an index range scan however deep the
-// history is.
+// 20, 40, ... up to [WithListPageSize]) or of the remaining limit. Each page
+// is one statement returning checkpoints with their values and pending
+// writes, read completely so that the connection goes back to the pool
+// before the caller sees a tuple: a caller that stops early costs at most
+// the rest of one page, and never holds a connection while it works. Pages
+// continue from the last sort key (keyset pagination), so each is an index
+// range scan however deep the history is. The returned sequence may be
+// iterated more than once; each iteration queries afresh.
 func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
 	return s.list(ctx, "list", opts)
 }
