@@ -37,15 +37,15 @@ var (
 	oddNS      = []string{"", "child:1", "parent:1f2a|child:9b|3", "n%_'\"\\ é"}
 )
 
-// ts is the timestamp of generated checkpoints.
-const ts = "2026-01-02T03:04:05.123456Z"
+// fixtureTS is the timestamp of generated checkpoints.
+const fixtureTS = "2026-01-02T03:04:05.123456Z"
 
 // cpOf builds a checkpoint with the given ID, values and versions.
 func cpOf(id string, values map[string]any, versions spec.Versions) spec.Checkpoint {
 	if versions == nil {
 		versions = spec.Versions{}
 	}
-	return spec.Checkpoint{V: 4, ID: id, TS: ts, ChannelValues: values, ChannelVersions: versions, VersionsSeen: map[string]spec.Versions{}}
+	return spec.Checkpoint{V: 4, ID: id, TS: fixtureTS, ChannelValues: values, ChannelVersions: versions, VersionsSeen: map[string]spec.Versions{}}
 }
 
 // put stores a checkpoint with no values and the given metadata, with

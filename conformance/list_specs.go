@@ -10,8 +10,8 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// k is a checkpoint key in expectations.
-func k(thread, ns, id string) string {
+// keyOf is a checkpoint key in expectations.
+func keyOf(thread, ns, id string) string {
 	return keyString(spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
 }
 
@@ -61,29 +61,29 @@ func listSpecs(e *env) {
 
 		check("[LIST-SCOPE-1] lists every thread for an empty thread ID and one thread otherwise", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			Expect(keys(ctx, spec.ListOptions{})).To(Equal([]string{k("a", "", "05"), k("b", "", "04"), k("a", "", "03"), k("b", "", "03"), k("a", "", "01")}))
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{k("a", "", "05"), k("a", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{})).To(Equal([]string{keyOf("a", "", "05"), keyOf("b", "", "04"), keyOf("a", "", "03"), keyOf("b", "", "03"), keyOf("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{keyOf("a", "", "05"), keyOf("a", "", "03"), keyOf("a", "", "01")}))
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "c"})).To(BeEmpty())
 		})
 
 		check("[LIST-SCOPE-2] lists every namespace with AllNamespaces", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", AllNamespaces: true, Namespace: "ignored"})).To(Equal([]string{
-				k("a", "", "05"), k("a", "", "03"), k("a", "s:1", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
+				keyOf("a", "", "05"), keyOf("a", "", "03"), keyOf("a", "s:1", "03"), keyOf("a", "s:1", "02"), keyOf("a", "", "01")}))
 		})
 
 		check("[LIST-SCOPE-3] lists exactly the given namespace, the root only for \"\"", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
 			e.put(ctx, "a", "child:2", "", "07", nil)
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{k("a", "", "05"), k("a", "", "03"), k("a", "", "01")}))
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1"})).To(Equal([]string{k("a", "s:1", "03"), k("a", "s:1", "02")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a"})).To(Equal([]string{keyOf("a", "", "05"), keyOf("a", "", "03"), keyOf("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1"})).To(Equal([]string{keyOf("a", "s:1", "03"), keyOf("a", "s:1", "02")}))
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s"})).To(BeEmpty())
 		})
 
 		check("[LIST-SCOPE-4] keeps only the given checkpoint ID, in every thread and namespace in scope", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", AllNamespaces: true})).To(Equal([]string{k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03")}))
-			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", ThreadID: "b"})).To(Equal([]string{k("b", "", "03")}))
+			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", AllNamespaces: true})).To(Equal([]string{keyOf("a", "", "03"), keyOf("a", "s:1", "03"), keyOf("b", "", "03")}))
+			Expect(keys(ctx, spec.ListOptions{CheckpointID: "03", ThreadID: "b"})).To(Equal([]string{keyOf("b", "", "03")}))
 			Expect(keys(ctx, spec.ListOptions{CheckpointID: "0", AllNamespaces: true})).To(BeEmpty())
 		})
 
@@ -104,7 +104,7 @@ func listSpecs(e *env) {
 		check("[LIST-ORDER-1] orders by checkpoint ID descending across threads and namespaces", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
 			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true})).To(Equal([]string{
-				k("b", "s:1", "06"), k("a", "", "05"), k("b", "", "04"), k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
+				keyOf("b", "s:1", "06"), keyOf("a", "", "05"), keyOf("b", "", "04"), keyOf("a", "", "03"), keyOf("a", "s:1", "03"), keyOf("b", "", "03"), keyOf("a", "s:1", "02"), keyOf("a", "", "01")}))
 		})
 
 		check("[LIST-ORDER-2] orders equal IDs by thread, then namespace, ascending", lList, func(ctx context.Context) {
@@ -116,7 +116,7 @@ func listSpecs(e *env) {
 			var want []string
 			for _, th := range []string{"B", "a", "b", "ä"} {
 				for _, ns := range []string{"", "X", "x"} {
-					want = append(want, k(th, ns, "same"))
+					want = append(want, keyOf(th, ns, "same"))
 				}
 			}
 			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true})).To(Equal(want))
@@ -132,20 +132,20 @@ func listSpecs(e *env) {
 
 		check("[LIST-BEFORE-1] keeps only IDs strictly less than Before", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", AllNamespaces: true, Before: "03"})).To(Equal([]string{k("a", "s:1", "02"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", AllNamespaces: true, Before: "03"})).To(Equal([]string{keyOf("a", "s:1", "02"), keyOf("a", "", "01")}))
 		})
 
 		check("[LIST-BEFORE-2] cuts globally across threads and namespaces", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
 			// "04" exists only in thread b, root namespace.
 			Expect(keys(ctx, spec.ListOptions{AllNamespaces: true, Before: "04"})).To(Equal([]string{
-				k("a", "", "03"), k("a", "s:1", "03"), k("b", "", "03"), k("a", "s:1", "02"), k("a", "", "01")}))
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1", Before: "05"})).To(Equal([]string{k("a", "s:1", "03"), k("a", "s:1", "02")}))
+				keyOf("a", "", "03"), keyOf("a", "s:1", "03"), keyOf("b", "", "03"), keyOf("a", "s:1", "02"), keyOf("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Namespace: "s:1", Before: "05"})).To(Equal([]string{keyOf("a", "s:1", "03"), keyOf("a", "s:1", "02")}))
 		})
 
 		check("[LIST-BEFORE-3] accepts a Before that names no checkpoint", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "035"})).To(Equal([]string{k("a", "", "03"), k("a", "", "01")}))
+			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "035"})).To(Equal([]string{keyOf("a", "", "03"), keyOf("a", "", "01")}))
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "0"})).To(BeEmpty())
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "~"})).To(HaveLen(3))
 		})

@@ -89,7 +89,7 @@ func runsSpecs(e *env) {
 			e.threadFixture(ctx, "t")
 			e.threadFixture(ctx, "t2")
 			Expect(d.DeleteForRuns(ctx, []string{"run-1", "run-3"})).To(Succeed())
-			Expect(keysOf(e.snapshot(ctx))).To(Equal([]string{k("t", "", "2"), k("t", "sub:1", "2"), k("t2", "", "2"), k("t2", "sub:1", "2")}))
+			Expect(keysOf(e.snapshot(ctx))).To(Equal([]string{keyOf("t", "", "2"), keyOf("t", "sub:1", "2"), keyOf("t2", "", "2"), keyOf("t2", "sub:1", "2")}))
 			// Re-putting a removed key must not resurrect its writes.
 			e.put(ctx, "t", "", "2", "3", nil)
 			Expect(e.get(ctx, "t", "", "3").PendingWrites).To(BeEmpty())
@@ -138,7 +138,7 @@ func pruneSpecs(e *env) {
 			e.threadFixture(ctx, "t2")
 			e.put(ctx, "t", "sub:1", "", "0", nil) // out of order: not the latest
 			Expect(p.Prune(ctx, []string{"t", "t2"}, spec.KeepLatest)).To(Succeed())
-			Expect(keysOf(e.snapshot(ctx))).To(Equal([]string{k("t", "", "3"), k("t", "sub:1", "3"), k("t2", "", "3"), k("t2", "sub:1", "3")}))
+			Expect(keysOf(e.snapshot(ctx))).To(Equal([]string{keyOf("t", "", "3"), keyOf("t", "sub:1", "3"), keyOf("t2", "", "3"), keyOf("t2", "sub:1", "3")}))
 		})
 
 		check("[PRUNE-2] keeps the pending writes and every value the kept checkpoint reads", lPrune, func(ctx context.Context) {

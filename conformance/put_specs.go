@@ -49,7 +49,7 @@ func putSpecs(e *env) {
 				e.put(ctx, th, "s:1", "", "x", nil)
 			}
 			for _, th := range []string{"a_c", "a", "a_"} {
-				Expect(keysOf(e.list(ctx, spec.ListOptions{ThreadID: th, Namespace: "s"}))).To(Equal([]string{k(th, "s", "x")}), "thread %q", th)
+				Expect(keysOf(e.list(ctx, spec.ListOptions{ThreadID: th, Namespace: "s"}))).To(Equal([]string{keyOf(th, "s", "x")}), "thread %q", th)
 			}
 			e.expectMissing(ctx, "a%", "", "")
 			e.expectMissing(ctx, "abc", "", "_")
@@ -216,7 +216,7 @@ func putSpecs(e *env) {
 		})
 
 		check("[PUT-13] returns empty, non-nil maps for nil inputs", lPut, func(ctx context.Context) {
-			e.putCP(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "c1", TS: ts}, nil, nil)
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "c1", TS: fixtureTS}, nil, nil)
 			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
 				Expect(t.Checkpoint.ChannelValues).NotTo(BeNil())
 				Expect(t.Checkpoint.ChannelValues).To(BeEmpty())
