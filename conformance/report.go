@@ -373,6 +373,24 @@ func WriteText(w io.Writer, rep Report) {
 		if len(h.UncitedRules)+len(h.UnknownRules) > 0 {
 			fmt.Fprintf(w, "  SELF-TEST FAILED: uncited rules %v, unknown cited IDs %v\n", h.UncitedRules, h.UnknownRules)
 		}
+		var byStatus Counts
+		notRun := 0
+		for _, r := range h.Rules {
+			switch r.Status {
+			case StatusPassed:
+				byStatus.Passed++
+			case StatusFailed:
+				byStatus.Failed++
+			case StatusSkipped:
+				byStatus.Skipped++
+			case StatusNotSupported:
+				byStatus.NotSupported++
+			default:
+				notRun++
+			}
+		}
+		fmt.Fprintf(w, "  rules: %d passed, %d failed, %d skipped, %d not supported, %d not run (of %d in SPEC.md); %d specs\n",
+			byStatus.Passed, byStatus.Failed, byStatus.Skipped, byStatus.NotSupported, notRun, len(h.Rules), len(h.Specs))
 		fmt.Fprintf(w, "  level: %s\n", h.Level)
 		if len(h.FailedRules) > 0 {
 			fmt.Fprintf(w, "  failed rules: %s\n", strings.Join(h.FailedRules, " "))
