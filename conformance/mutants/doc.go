@@ -9,18 +9,32 @@
 // per version, a context that is ignored, a data race, ...). Every mutant
 // declares the ID of the rule it breaks.
 //
-// The package's kill test, TestKillMatrix, runs the full conformance suite
-// once against the unmutated memory adapter, which must pass with zero
-// failures, and once against every mutant, each in its own subprocess
-// (Ginkgo runs one suite per process). It fails unless every mutant is
-// caught, and caught by at least one failing spec that cites the rule the
-// mutant breaks: a mutant caught only by unrelated specs means the spec for
-// its rule is too weak, or the rule ID is cited in the wrong place. It
-// prints the kill matrix (mutant, rule, verdict, failing rules, time):
+// The package's kill test, TestKillMatrix, runs the conformance suite
+// against the unmutated memory adapter, which must pass every spec, and
+// against every mutant, each in its own subprocess (Ginkgo runs one suite
+// per process; the subprocess is this test binary running TestMutantSuite).
+// It fails unless every mutant is caught, and caught by at least one failing
+// spec that cites the rule the mutant breaks: a mutant caught only by
+// unrelated specs means the spec for its rule is too weak, or cites the
+// wrong rule. The model-based random specs cite dozens of rules each, so a
+// kill that only they deliver is reported separately ("killed by model").
+//
+// To keep the matrix fast (a few seconds, well under a minute with -race),
+// each mutant first runs only the specs that cite its rule
+// (-ginkgo.focus on "[RULE]", model-based specs excluded), up to three times
+// for mutants that depend on the scheduler; only a mutant that survives that
+// runs the whole suite, which stops at its first focused kill. The flag
+// -mutants.full runs every spec against every mutant instead. The kill test
+// prints the matrix (mutant, rule, verdict, failing rules, time) with t.Log:
 //
 //	go test ./conformance/mutants -run TestKillMatrix -v
 //	go test -race ./conformance/mutants                # includes the data-race mutant
-//	go test ./conformance/mutants -run TestKillMatrix -v -args -mutants='^list-'
+//	go test ./conformance/mutants -run TestKillMatrix -v -args -mutants='^list-' -mutants.full
+//	go test ./conformance/mutants -run TestKillMatrix -args -mutants.matrix=kill.json
+//
+// To run the suite against one mutant by hand:
+//
+//	CHECKPOINTKIT_MUTANT=list-ascending go test ./conformance/mutants -run '^TestMutantSuite$' -v
 //
 // The data-race mutant has no visible effect; only the race detector sees
 // it. Without -race the matrix reports it as "needs -race" instead of
