@@ -50,9 +50,9 @@
 // writes (so a re-sent null-task batch keeps its write indices instead of
 // storing an update twice); GetState does not count a task's saved
 // "__resume__" list as a result (LangGraph drops such a task from Next);
-// nested loops attach their saved writes on the first tick (LangGraph's
-// nested "is_replaying" quirk re-runs finished siblings of an interrupted
-// subgraph task); node update keys are applied in sorted order, static edges
+// nested loops attach their saved writes on the first tick unless
+// RunConfig.NestedReplayQuirk asks for LangGraph's behaviour (finished
+// siblings of an interrupted subgraph task run again); node update keys are applied in sorted order, static edges
 // in sorted target order.
 //
 // State values follow the plain-value model of spec.Normalize (nil, bool,

@@ -22,6 +22,8 @@ type runOpts struct {
 	resumeMap map[string]any
 	newID     func(step int) string
 	metadata  spec.Metadata // extra keys for every checkpoint's metadata
+	// nestedQuirk makes nested loops start with isReplaying set.
+	nestedQuirk bool
 	// replay is LangGraph's ReplayState, set while the root time travels.
 	replay *replayState
 }
@@ -157,7 +159,7 @@ func (l *loop) load(ctx context.Context) error {
 	l.stop = l.step + limit + 1
 	l.pending = slices.Clone(tup.PendingWrites)
 	l.chans = l.g.loadChannels(&l.cp)
-	l.isReplaying = !l.nested && l.loadID != ""
+	l.isReplaying = l.loadID != "" || (l.nested && l.opts.nestedQuirk)
 	return nil
 }
 

@@ -46,6 +46,11 @@ type RunConfig struct {
 	// RecursionLimit caps the supersteps of a run (default
 	// DefaultRecursionLimit).
 	RecursionLimit int
+	// NestedReplayQuirk reproduces a LangGraph quirk: nested graphs start
+	// as if replaying, so on their first superstep they do not restore the
+	// saved writes of finished tasks, and every task of an interrupted
+	// subgraph superstep runs again on resume. Off by default.
+	NestedReplayQuirk bool
 	// Metadata holds extra keys stored in the metadata of every checkpoint
 	// the run writes, subgraphs included (LangGraph copies run_id and the
 	// caller's configurable keys this way). The engine's own keys (source,
@@ -93,7 +98,7 @@ func (g *Graph) runOptions(cfg RunConfig) (runOpts, error) {
 		return runOpts{}, fmt.Errorf("refengine: run metadata: %w", err)
 	}
 	return runOpts{thread: cfg.ThreadID, durability: d, deterministic: cfg.Deterministic,
-		recursionLimit: cfg.RecursionLimit, newID: newID, metadata: md}, nil
+		recursionLimit: cfg.RecursionLimit, newID: newID, metadata: md, nestedQuirk: cfg.NestedReplayQuirk}, nil
 }
 
 // Invoke runs the graph on a thread. input is a State (new input), a

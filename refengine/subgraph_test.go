@@ -334,3 +334,46 @@ func TestUpdateStateInfersNode(t *testing.T) {
 		t.Errorf("metadata %v", snap.Metadata)
 	}
 }
+
+// With NestedReplayQuirk a resumed subgraph re-runs the finished sibling of
+// its interrupted task, as LangGraph does; without it the sibling's saved
+// writes are restored.
+func TestNestedReplayQuirk(t *testing.T) {
+	for _, quirk := range []bool{false, true} {
+		ctx := context.Background()
+		runs := newCounter("x", "y")
+		child := compile(t, refengine.NewStateGraph().
+			AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+			AddNode("x", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+				runs.n["x"].Add(1)
+				v, err := refengine.Interrupt(ctx, "x?")
+				if err != nil {
+					return nil, err
+				}
+				return refengine.Update{"log": []any{v}}, nil
+			}).
+			AddNode("y", runs.logNode("y")).
+			AddEdge(refengine.Start, "x").AddEdge(refengine.Start, "y"))
+		g := compile(t, refengine.NewStateGraph().
+			AddKey("log", refengine.LastValue()).
+			AddSubgraph("sub", child).AddEdge(refengine.Start, "sub"), refengine.WithSaver(memory.New()))
+		cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, NestedReplayQuirk: quirk}
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}}, cfg); err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.Invoke(ctx, refengine.Command{Resume: "ok"}, cfg)
+		if err != nil || res.Interrupted {
+			t.Fatalf("quirk=%v: %+v %v", quirk, res, err)
+		}
+		if !spec.Equal(res.Values["log"], []any{"ok", "y"}) {
+			t.Errorf("quirk=%v: log = %v", quirk, res.Values["log"])
+		}
+		want := int64(1)
+		if quirk {
+			want = 2
+		}
+		if runs.get("y") != want || runs.get("x") != 2 {
+			t.Errorf("quirk=%v: x ran %d, y ran %d times, want 2 and %d", quirk, runs.get("x"), runs.get("y"), want)
+		}
+	}
+}
