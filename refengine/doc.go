@@ -58,8 +58,10 @@
 // State values follow the plain-value model of spec.Normalize (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any). Sends are stored as
 // {"node", "arg"} maps, interrupts as lists of {"value", "id"} maps and
-// errors as their message. What refengine leaves out, because savers see no
-// difference: the functional API, node caches and retry policies, delta
-// channels, deferred nodes, stream modes, and stateful (recast-namespace)
-// subgraphs.
+// errors as their message. What refengine leaves out, because savers see
+// nothing new in it: the functional API, node caches and retry policies,
+// delta channels, deferred nodes, stream modes, subgraphs invoked from
+// inside a node function (and their "|1" namespace counter), and time travel
+// addressed through a subgraph snapshot's checkpoint map. Stateful
+// subgraphs ([Stateful]) and the parent-replay lookup are included.
 package refengine
