@@ -43,7 +43,8 @@
 // results; [MarshalTrace] writes the log as JSON and [Replay] runs a trace
 // against another saver, checking that every read returns what was
 // recorded. Package enginetest holds ready-made scenarios built on all of
-// this; the conformance suite runs them against every adapter.
+// this; the conformance suite runs them against every adapter, and replays
+// the golden traces of those scenarios ([GoldenTraces]) against it.
 //
 // Deliberate differences from LangGraph, none of which changes what a
 // saver must support: a Command's resume write is placed after its update
