@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,11 +52,19 @@ func containerText(name string) string { return "checkpointkit conformance: " + 
 // ReportAfterSuite node that prints the capability report and writes it as
 // JSON when CHECKPOINTKIT_REPORT_JSON (or -checkpointkit.report-json) is set.
 // Several harnesses may be registered in one suite; their names must differ.
+// Describe panics on a harness without New or with a name already used.
 func Describe(h Harness) bool {
 	if h.Name == "" {
 		h.Name = "saver"
 	}
+	if h.New == nil {
+		panic("conformance: Harness " + h.Name + " has no New func")
+	}
 	registryMu.Lock()
+	if slices.Contains(registered, h.Name) {
+		registryMu.Unlock()
+		panic("conformance: two harnesses are named " + h.Name + "; names must differ")
+	}
 	registered = append(registered, h.Name)
 	registryMu.Unlock()
 	reportOnce.Do(func() {
