@@ -198,7 +198,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	}
 	o.out = out
 	if o.from != "" {
-		results, err := readResults(o.from)
+		results, err := readResults(o.from, out)
 		if err != nil {
 			return false, err
 		}
@@ -536,12 +536,18 @@ func clip(s string, n int) string {
 }
 
 // readResults collects the backend results of every matrix.json under dir,
-// ordered by backend name.
-func readResults(dir string) ([]Result, error) {
+// except those in the output directory out, ordered by backend name.
+func readResults(dir, out string) ([]Result, error) {
 	var results []Result
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "matrix.json" {
+		if err != nil {
 			return err
+		}
+		if abs, _ := filepath.Abs(path); d.IsDir() && abs == out {
+			return filepath.SkipDir // our own previous output
+		}
+		if d.IsDir() || d.Name() != "matrix.json" {
+			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

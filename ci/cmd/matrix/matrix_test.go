@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +197,44 @@ func TestRunOrderSlowestFirst(t *testing.T) {
 	}
 	if want := "redis,mongo,postgres,sqlite,memory"; strings.Join(got, ",") != want {
 		t.Errorf("run order %v, want %s", got, want)
+	}
+}
+
+func TestReadResultsCombinesArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(sub string, backends ...string) {
+		var m Matrix
+		for _, b := range backends {
+			m.Backends = append(m.Backends, Result{Backend: b, Passed: true})
+		}
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sub, "matrix.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("conformance-postgres-17", "postgres@17")
+	write("conformance-mongo-6.0", "mongo@6.0")
+	write("conformance-postgres-13", "postgres@13")
+	write("conformance-memory", "memory")
+	write("combined", "memory", "postgres@13") // the output folder of an earlier -from
+	results, err := readResults(dir, filepath.Join(dir, "combined"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range results {
+		got = append(got, r.Backend)
+	}
+	if want := "memory,postgres@13,postgres@17,mongo@6.0"; strings.Join(got, ",") != want {
+		t.Errorf("combined columns %v, want %s", got, want)
+	}
+	if _, err := readResults(t.TempDir(), ""); err == nil {
+		t.Error("a folder without matrix.json must be an error")
 	}
 }
