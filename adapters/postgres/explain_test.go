@@ -70,16 +70,16 @@ func explain(t *testing.T, s *Saver, opts spec.ListOptions, cur *cursor) planNod
 	return plans[0].Plan
 }
 
-// TestExplainIndexRangeScans checks, on a table of 20,000 checkpoints (a
+// TestExplainIndexRangeScans checks, on a table of 13,000 checkpoints (a
 // 10,000-deep thread among others), with and without statistics, that the reads
 // the contract makes hot never scan the checkpoints table sequentially, and
 // that the limited ones read only the rows they return.
 func TestExplainIndexRangeScans(t *testing.T) {
 	s := newTestSaver(t)
 	ids := seedHistory(t, s, "deep", "", 10_000)
-	seedHistory(t, s, "deep", "child:1", 2_000)
+	seedHistory(t, s, "deep", "child:1", 1_000)
 	for i := range 8 {
-		seedHistory(t, s, fmt.Sprintf("other-%d", i), "", 1_000)
+		seedHistory(t, s, fmt.Sprintf("other-%d", i), "", 250)
 	}
 	// Twice: right after the bulk load, before any statistics exist (as
 	// after a burst of Puts, until autovacuum catches up), then after
