@@ -165,7 +165,7 @@ func runMutant(ctx context.Context, dir string, m Mutant) killResult {
 // returns the verdict.
 func judge(ctx context.Context, dir string, m Mutant, args []string) killResult {
 	res := killResult{Mutant: m.Name, Rule: m.Rule}
-	out, rep, err := runSuite(ctx, dir, m.Name, args)
+	out, rep, passed, err := runSuite(ctx, dir, m.Name, args)
 	res.Races = racesBySpec(out)
 	if err != nil {
 		res.Verdict = verdictBroken
@@ -193,9 +193,10 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 	switch {
 	case m.Name == ControlName:
 		res.Verdict = verdictPassed
-		if res.FailedSpecs > 0 || len(res.Races) > 0 {
+		if res.FailedSpecs > 0 || len(res.Races) > 0 || !passed {
 			res.Verdict = verdictBroken
-			res.Detail = fmt.Sprintf("the memory adapter failed %d specs (rules %v) and raced in %v", res.FailedSpecs, h.FailedRules, res.Races)
+			res.Detail = fmt.Sprintf("the memory adapter failed %d specs (rules %v), raced during specs citing %v, exit status 0: %v\n%s",
+				res.FailedSpecs, h.FailedRules, res.Races, passed, tail(out, 60))
 		}
 	case slices.Contains(res.FocusedRules, m.Rule):
 		res.Verdict = verdictKilled
@@ -217,14 +218,15 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 }
 
 // runSuite re-executes this test binary to run TestMutantSuite for name
-// and returns its combined output and its conformance report. A failing
-// exit status is expected for mutants and is not an error.
-func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, conformance.Report, error) {
+// and returns its combined output, its conformance report and whether it
+// exited with status 0. A failing exit status is expected for mutants and
+// is not an error.
+func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, conformance.Report, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, subprocessTimeout)
 	defer cancel()
 	f, err := os.CreateTemp(dir, name+"-*.json")
 	if err != nil {
-		return nil, conformance.Report{}, err
+		return nil, conformance.Report{}, false, err
 	}
 	reportPath := f.Name()
 	_ = f.Close()
@@ -242,21 +244,21 @@ func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, con
 	cmd.Stderr = &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return out.Bytes(), conformance.Report{}, fmt.Errorf("suite subprocess timed out after %v", subprocessTimeout)
+		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("suite subprocess timed out after %v", subprocessTimeout)
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !errors.As(runErr, &exit) {
-		return out.Bytes(), conformance.Report{}, fmt.Errorf("starting the suite subprocess: %w", runErr)
+		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("starting the suite subprocess: %w", runErr)
 	}
 	data, err := os.ReadFile(reportPath)
 	if err != nil {
-		return out.Bytes(), conformance.Report{}, fmt.Errorf("no conformance report (exit status %v): %w", runErr, err)
+		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("no conformance report (exit status %v): %w", runErr, err)
 	}
 	var rep conformance.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return out.Bytes(), conformance.Report{}, fmt.Errorf("decoding the conformance report: %w", err)
+		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("decoding the conformance report: %w", err)
 	}
-	return out.Bytes(), rep, nil
+	return out.Bytes(), rep, runErr == nil, nil
 }
 
 // racesBySpec returns, sorted and without duplicates, the rule IDs cited
