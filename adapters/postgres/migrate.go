@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 //go:embed migrations/*.sql
@@ -60,7 +62,10 @@ func LatestVersion() int {
 // at once: it runs in one transaction that first takes a transaction-level
 // advisory lock derived from the schema name (pg_advisory_xact_lock, which
 // also works through transaction-mode poolers), then applies, in order,
-// each migration that the schema_migrations table does not list.
+// each migration that the schema_migrations table does not list. On a
+// schema that is already up to date it runs no DDL, so a role without
+// CREATE privileges may call it. A schema migrated by a newer version of
+// this package is refused with an error wrapping [spec.ErrInvalidConfig].
 func (s *Saver) Setup(ctx context.Context) error {
 	return s.migrateTo(ctx, -1)
 }
@@ -102,20 +107,36 @@ func (s *Saver) migrateTo(ctx context.Context, target int) (err error) {
 		s.args(s.schema)...); err != nil {
 		return wrapErr(ctx, "setup: lock", "", err)
 	}
-	// No arguments: pgx sends these as simple-protocol statements.
-	if _, err = tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+s.q.schema); err != nil {
-		return wrapErr(ctx, "setup: create schema", "", err)
+	// DDL only when something is missing, so that a role with no CREATE
+	// privilege can run Setup against a schema already migrated by another.
+	// (No arguments: pgx sends these as simple-protocol statements.)
+	var haveSchema, haveTable bool
+	if err = tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text), to_regclass($2::text) IS NOT NULL",
+		s.args(s.schema, s.q.migrations)...).Scan(&haveSchema, &haveTable); err != nil {
+		return wrapErr(ctx, "setup: inspect schema", "", err)
 	}
-	if _, err = tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+s.q.migrations+` (
+	if !haveSchema {
+		if _, err = tx.Exec(ctx, "CREATE SCHEMA "+s.q.schema); err != nil {
+			return wrapErr(ctx, "setup: create schema", "", err)
+		}
+	}
+	if !haveTable {
+		if _, err = tx.Exec(ctx, "CREATE TABLE "+s.q.migrations+` (
 	version    integer PRIMARY KEY,
 	name       text NOT NULL,
 	applied_at timestamptz NOT NULL DEFAULT now()
 )`); err != nil {
-		return wrapErr(ctx, "setup: migrations table", "", err)
+			return wrapErr(ctx, "setup: migrations table", "", err)
+		}
 	}
 	var current int
 	if err = tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+s.q.migrations, s.args()...).Scan(&current); err != nil {
 		return wrapErr(ctx, "setup: read version", "", err)
+	}
+	if current > len(ms) {
+		err = fmt.Errorf("postgres: setup: schema %q is at version %d, newer than this saver's %d: upgrade the application: %w",
+			s.schema, current, len(ms), spec.ErrInvalidConfig)
+		return err
 	}
 	for _, m := range ms {
 		if m.version <= current || m.version > target {

@@ -2,9 +2,15 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -166,4 +172,63 @@ func TestSetupConcurrent(t *testing.T) {
 		}
 	}
 	checkLatest(t, savers[0])
+}
+
+func TestSetupRefusesNewerSchema(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, "INSERT INTO "+s.q.migrations+" (version, name) VALUES ($1, 'from the future')", LatestVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("Setup on a newer schema: %v", err)
+	}
+}
+
+// TestSetupWithoutCreatePrivilege runs Setup and a workload as a role that
+// may only use the tables a deploy role created and migrated.
+func TestSetupWithoutCreatePrivilege(t *testing.T) {
+	admin := newTestSaver(t)
+	ctx := context.Background()
+	role := fmt.Sprintf("ck_app_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	roleID := pgx.Identifier{role}.Sanitize()
+	for _, stmt := range []string{
+		"CREATE ROLE " + roleID + " LOGIN",
+		"GRANT USAGE ON SCHEMA " + admin.q.schema + " TO " + roleID,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + admin.q.schema + " TO " + roleID,
+	} {
+		if _, err := admin.pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, stmt := range []string{"DROP OWNED BY " + roleID, "DROP ROLE " + roleID} {
+			if _, err := admin.pool.Exec(context.Background(), stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	cfg, err := pgxpool.ParseConfig(testDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.User = role
+	app, err := New(ctx, newPool(t, cfg), WithSchema(admin.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Setup(ctx); err != nil {
+		t.Fatalf("Setup as an unprivileged role on an up-to-date schema: %v", err)
+	}
+	runWorkload(t, app)
+
+	// On a schema it would have to create, the same role fails cleanly.
+	other, err := New(ctx, app.pool, WithSchema(uniqueSchema("denied")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pgErr *pgconn.PgError
+	if err := other.Setup(ctx); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Errorf("Setup needing CREATE as an unprivileged role: %v, want insufficient_privilege", err)
+	}
 }
