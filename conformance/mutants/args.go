@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -131,5 +132,40 @@ func init() {
 			return w
 		},
 		Witness: witnessPrune([]string{"t", ""}, spec.DeleteAll),
+	})
+	register(Mutant{
+		Name: "partial-store-on-bad-value", Rule: "VALUE-4",
+		Description: "Put and PutWrites store everything that precedes an unsupported value and then fail, instead of storing nothing.",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+				out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
+				if errors.Is(err, spec.ErrUnsupportedValue) {
+					good := maps.Clone(cp.ChannelValues)
+					maps.DeleteFunc(good, func(_ string, v any) bool { _, bad := spec.Normalize(v); return bad != nil })
+					partial := cp
+					partial.ChannelValues = good
+					_, _ = w.Inner.Put(ctx, cfg, partial, md, nv)
+				}
+				return out, err
+			}
+			w.OnPutWrites = func(ctx context.Context, cfg spec.Config, ws []spec.Write, task, path string) error {
+				err := w.Inner.PutWrites(ctx, cfg, ws, task, path)
+				if errors.Is(err, spec.ErrUnsupportedValue) {
+					for i, x := range ws {
+						if _, bad := spec.Normalize(x.Value); bad != nil {
+							_ = w.Inner.PutWrites(ctx, cfg, ws[:i], task, path)
+							break
+						}
+					}
+				}
+				return err
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			err := putCP(ctx, s, "t", "", "a", "", nil, map[string]any{"good": 1, "bad": make(chan int)})
+			return []any{errKind(err), get(ctx, s, "t", "", "a")}
+		},
 	})
 }

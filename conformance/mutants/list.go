@@ -165,6 +165,23 @@ func init() {
 		},
 	})
 	register(Mutant{
+		Name: "limit-ignored", Rule: "LIST-LIMIT-1",
+		Description: "List ignores Limit and returns every match.",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				o.Limit = min(o.Limit, 0) // a negative limit still fails
+				return w.Inner.List(ctx, o)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "", "b", "", nil, nil)
+			return listKeys(ctx, s, spec.ListOptions{ThreadID: "t", Limit: 1})
+		},
+	})
+	register(Mutant{
 		Name: "limit-zero-returns-nothing", Rule: "LIST-LIMIT-2",
 		Description: "Limit 0 is passed through literally, as SQL's LIMIT 0, and lists nothing.",
 		New: func() spec.Saver {
