@@ -177,7 +177,9 @@ func restore(ctx context.Context, s *memory.Saver, t *spec.Tuple, thread, id, pa
 }
 
 // restoreWrites puts pending writes back, one call per task, in their
-// stored order.
+// stored order. Reads return them exactly as before; only the indices of
+// regular writes may differ from the original ones (a pending write does not
+// carry its index), which matters only to a later write with the same key.
 func restoreWrites(ctx context.Context, s *memory.Saver, cfg spec.Config, pending []spec.PendingWrite) error {
 	var tasks []string
 	byTask := map[string][]spec.Write{}

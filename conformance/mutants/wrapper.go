@@ -16,6 +16,8 @@ type Wrapper struct {
 	// Inner is the correct saver the mutant starts from.
 	Inner *memory.Saver
 
+	// Each On hook, when set, replaces the method of the same name. Hooks
+	// call Inner themselves for whatever part they keep correct.
 	OnPut           func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error)
 	OnPutWrites     func(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error
 	OnGetTuple      func(ctx context.Context, cfg spec.Config) (*spec.Tuple, error)
