@@ -19,8 +19,9 @@ const pgbouncerEnv = "CHECKPOINTKIT_PGBOUNCER_DSN"
 // TestThroughPgBouncer runs a concurrent workload through a
 // transaction-mode pooler, where consecutive statements of one client land
 // on different server sessions, in each of the query modes that keep no
-// prepared statement across statements. It is skipped unless
-// CHECKPOINTKIT_PGBOUNCER_DSN is set; see the package doc for a
+// prepared statement across statements. Without CHECKPOINTKIT_PGBOUNCER_DSN
+// it is skipped, or fails under CI / CHECKPOINTKIT_REQUIRE_BACKENDS like
+// the other backend tests; see the package doc for a
 // configuration (pool_mode = transaction, a small default_pool_size so that
 // clients share server connections). As a control, the same workload in
 // pgx's default mode (a prepared-statement cache per connection) fails
@@ -30,7 +31,12 @@ const pgbouncerEnv = "CHECKPOINTKIT_PGBOUNCER_DSN"
 func TestThroughPgBouncer(t *testing.T) {
 	dsn := os.Getenv(pgbouncerEnv)
 	if dsn == "" {
-		t.Skip(pgbouncerEnv + " is not set; point it at the test database through PgBouncer in transaction mode to run this test")
+		msg := pgbouncerEnv + " is not set; point it at the test database through PgBouncer in transaction mode " +
+			"(ci/lib/backends.bash: ck_start_pgbouncer starts one)"
+		if os.Getenv("CI") != "" || os.Getenv("CHECKPOINTKIT_REQUIRE_BACKENDS") != "" {
+			t.Fatal("PgBouncer is required here (CI or CHECKPOINTKIT_REQUIRE_BACKENDS is set): " + msg)
+		}
+		t.Skip(msg)
 	}
 	ctx := context.Background()
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
