@@ -42,7 +42,7 @@ type blobDoc struct {
 // they can be written before the documents that reference them.
 type chunker struct {
 	thread string
-	chunks []any
+	chunks []blobDoc
 }
 
 // payload returns how data is stored for the document ownerKey, queuing its
@@ -75,11 +75,19 @@ func (c *chunker) flush(ctx context.Context, s *Saver) error {
 // upserts: on FerretDB's SQLite backend an upsert first scans the whole
 // collection, which for large chunks costs seconds, while an insert does
 // not.
-func insertChunks(ctx context.Context, coll *mongo.Collection, chunks []any) error {
+func insertChunks(ctx context.Context, coll *mongo.Collection, chunks []blobDoc) error {
 	if len(chunks) == 0 {
 		return nil
 	}
-	_, err := coll.InsertMany(ctx, chunks, options.InsertMany().SetOrdered(false))
+	docs := make([]any, len(chunks))
+	keys := make([]string, len(chunks))
+	for i, c := range chunks {
+		docs[i], keys[i] = c, c.ID
+	}
+	if inTxn(ctx) {
+		return upsertAll(ctx, coll, docs, keys)
+	}
+	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	var bwe mongo.BulkWriteException
 	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 		for _, we := range bwe.WriteErrors {

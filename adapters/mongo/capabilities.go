@@ -152,7 +152,7 @@ func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
 		}
 		d.Thread, d.Blob = dst, copiedBlobID(dst, d.Blob)
 		d.ID = chunkKey(d.Blob, d.N)
-		if err := insertChunks(ctx, s.blobs, []any{d}); err != nil {
+		if err := insertChunks(ctx, s.blobs, []blobDoc{d}); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,10 @@
 // ordered BulkWrite: $setOnInsert upserts for regular writes (the first
 // write of a key wins) and $set upserts for special writes (the last wins);
 // an empty list is a no-op. DeleteThread removes checkpoints before the
-// values they reference. No operation needs a multi-document transaction.
+// values they reference. No operation needs a multi-document transaction;
+// [WithTransactions] wraps Put and PutWrites in one anyway, for deployments
+// that support them (replica sets, sharded clusters) and want a failed Put
+// to leave no stray values either.
 //
 // # Metadata filters
 //

@@ -140,14 +140,20 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 		Metadata: bsonMetadata(nmd), MDX: metadataTokens(nmd),
 	}
 
-	if err := ch.flush(ctx, s); err != nil {
+	err = s.writeTxn(ctx, func(ctx context.Context) error {
+		if err := ch.flush(ctx, s); err != nil {
+			return err
+		}
+		if err := insertOrReplace(ctx, s.values, valueDocs, valueKeys); err != nil {
+			return wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
+		}
+		if err := insertOrReplace(ctx, s.checkpoints, []any{doc}, []string{key}); err != nil {
+			return wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID), err)
+		}
+		return nil
+	})
+	if err != nil {
 		return spec.Config{}, err
-	}
-	if err := insertOrReplace(ctx, s.values, valueDocs, valueKeys); err != nil {
-		return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
-	}
-	if err := insertOrReplace(ctx, s.checkpoints, []any{doc}, []string{key}); err != nil {
-		return spec.Config{}, wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID), err)
 	}
 	return spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
@@ -160,6 +166,9 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, keys []string) error {
 	if len(docs) == 0 {
 		return nil
+	}
+	if inTxn(ctx) {
+		return upsertAll(ctx, coll, docs, keys)
 	}
 	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	if err == nil {
@@ -226,12 +235,14 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if len(models) == 0 {
 		return nil
 	}
-	if err := ch.flush(ctx, s); err != nil {
-		return err
-	}
-	err := retryDuplicates(ctx, func() error {
-		_, err := s.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
-		return err
+	err := s.writeTxn(ctx, func(ctx context.Context) error {
+		if err := ch.flush(ctx, s); err != nil {
+			return err
+		}
+		return retryDuplicates(ctx, func() error {
+			_, err := s.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+			return err
+		})
 	})
 	if err != nil {
 		return wrapErr(ctx, fmt.Sprintf("put writes thread %q checkpoint %q task %q", thread, cid, taskID), err)

@@ -33,6 +33,7 @@ type Saver struct {
 	serde  spec.Serde
 	dbName string
 	prefix string
+	txn    bool
 
 	db          *mongo.Database
 	checkpoints *mongo.Collection

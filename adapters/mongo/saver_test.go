@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/checkpointkit/checkpointkit/adapters/mongo"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -273,5 +275,42 @@ func TestCancelledContext(t *testing.T) {
 	}
 	if got := listIDs(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 0 {
 		t.Errorf("stored after cancel: %v", got)
+	}
+}
+
+// TestTransactionsOption checks WithTransactions: on a server with
+// transactions (a replica set) Put and PutWrites work as usual; on one
+// without (FerretDB v1, a standalone mongod) they fail with the server's
+// error and store nothing.
+func TestTransactionsOption(t *testing.T) {
+	s := saverT(t, mongo.WithTransactions())
+	ctx := context.Background()
+	nv := spec.Versions{"c": "1"}
+	cp := spec.Checkpoint{V: 4, ID: "1", ChannelValues: map[string]any{"c": "v"}, ChannelVersions: nv}
+	cfg, err := s.Put(ctx, spec.Config{ThreadID: "t"}, cp, nil, nv)
+	if err != nil {
+		if !isFerretDB(t, s.Database()) {
+			t.Logf("server without transactions: %v", err)
+		}
+		if got := listIDs(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 0 {
+			t.Errorf("failed transactional Put stored %v", got)
+		}
+		if n := countDocs(t, s, mongo.ValuesCollection, bson.D{}); n != 0 {
+			t.Errorf("failed transactional Put stored %d values", n)
+		}
+		return
+	}
+	if isFerretDB(t, s.Database()) {
+		t.Fatal("transactional Put succeeded on FerretDB, which has no transactions: revisit the package doc")
+	}
+	if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "w", Value: int64(1)}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tup.Checkpoint.ChannelValues["c"] != "v" || len(tup.PendingWrites) != 1 {
+		t.Errorf("tuple %#v", tup)
 	}
 }
