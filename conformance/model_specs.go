@@ -85,6 +85,9 @@ func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
 			diff = fmt.Sprintf("saver panicked: %v", r)
 		}
 	}()
+	if o.want != nil {
+		return stepInvalid(ctx, s, st, o)
+	}
 	var err error
 	switch o.kind {
 	case opPut:
@@ -141,6 +144,37 @@ func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
 	return ""
 }
 
+// stepInvalid runs an invalid op: it must fail with the expected error and
+// leave the store unchanged.
+func stepInvalid(ctx context.Context, s spec.Saver, st *genState, o op) string {
+	var err error
+	switch o.kind {
+	case opPut:
+		_, err = s.Put(ctx, o.cfg, o.cp, o.md, o.nv)
+	case opWrites:
+		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, "")
+	case opGet:
+		var t *spec.Tuple
+		t, err = s.GetTuple(ctx, o.cfg)
+		if err != nil && t != nil {
+			return "GetTuple returned a tuple with its error"
+		}
+	case opList:
+		_, err = collect(s.List(ctx, o.opts))
+	}
+	if !errors.Is(err, o.want) {
+		return fmt.Sprintf("got error %v, want %v", err, o.want)
+	}
+	got, lerr := collect(s.List(ctx, spec.ListOptions{AllNamespaces: true}))
+	if lerr != nil {
+		return "List of everything: unexpected error " + lerr.Error()
+	}
+	if d := compareLists(got, st.m.list(spec.ListOptions{AllNamespaces: true})); d != "" {
+		return "a failed call changed the store: " + d
+	}
+	return ""
+}
+
 // shrink returns a shorter sequence that still diverges: it greedily
 // removes chunks of ops, then simplifies the remaining ops one by one, as
 // long as the sequence stays valid and keeps diverging. at is -1 when the
@@ -187,7 +221,11 @@ func shrink(ctx context.Context, h Harness, ops []op) (small []op, at int, why s
 }
 
 // simpler returns simpler variants of o, each dropping one detail.
+// Invalid ops are kept as they are.
 func simpler(o op) []op {
+	if o.want != nil {
+		return nil
+	}
 	var out []op
 	switch o.kind {
 	case opPut:
@@ -273,6 +311,7 @@ func modelSpecs(e *env) {
 			"LIST-ORDER-1", "LIST-ORDER-2", "LIST-ORDER-3", "LIST-BEFORE-1", "LIST-BEFORE-2", "LIST-BEFORE-3", "LIST-BEFORE-4",
 			"LIST-FILTER-1", "LIST-FILTER-2", "LIST-FILTER-3", "LIST-FILTER-4", "LIST-FILTER-6", "LIST-FILTER-7", "LIST-FILTER-8", "LIST-FILTER-9",
 			"LIST-LIMIT-1", "LIST-LIMIT-2", "DELETE-1", "DELETE-2", "DELETE-3", "DELETE-4", "DELETE-5",
+			"ERR-1", "ERR-2", "ERR-3", "ERR-4", "VALUE-4", "VALUE-5",
 		})+" random Put/PutWrites/GetTuple/List/DeleteThread sequences match the model", lModel, caps{}, nil)
 		randomSpec(e, "[COPY-1][COPY-2][COPY-5] random sequences with CopyThread match the model", lCopy, caps{copy: true}, func() { e.copier() })
 		randomSpec(e, "[RUNS-1][RUNS-2] random sequences with DeleteForRuns match the model", lRuns, caps{runs: true}, func() { e.runDeleter() })

@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -40,10 +41,20 @@ type op struct {
 	runs     []string
 	threads  []string
 	strategy spec.PruneStrategy
+	// want, when set, marks an invalid op: the call must fail with an
+	// error matching want and change nothing.
+	want error
 }
 
 // String renders the op as Go code against a saver s.
 func (o op) String() string {
+	if o.want != nil {
+		return o.call() + " // must fail: " + o.want.Error()
+	}
+	return o.call()
+}
+
+func (o op) call() string {
 	switch o.kind {
 	case opPut:
 		return fmt.Sprintf("s.Put(ctx, %#v, spec.Checkpoint{V: %d, ID: %q, TS: %q, ChannelValues: %#v, ChannelVersions: %#v}, %#v, %#v)",
@@ -156,6 +167,9 @@ func (s *genState) sortedKeys() []mkey {
 // valid reports whether o may run in the current state: reads of
 // unspecified state and copies into non-empty threads are never generated.
 func (s *genState) valid(o op) bool {
+	if o.want != nil {
+		return true // changes nothing
+	}
 	switch o.kind {
 	case opPut:
 		if s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cp.ID}] {
@@ -197,7 +211,11 @@ func (s *genState) valid(o op) bool {
 }
 
 // apply runs o on the model and updates the uncertainty bookkeeping.
+// Invalid ops change nothing.
 func (s *genState) apply(o op) {
+	if o.want != nil {
+		return
+	}
 	m := s.m
 	switch o.kind {
 	case opPut:
@@ -320,6 +338,8 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 			ws[i] = spec.Write{Channel: pick(r, rWriteChs), Value: randValue(r, 0)}
 		}
 		return op{kind: opWrites, cfg: spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: k.id}, writes: ws, task: pick(r, rTasks)}
+	case n < 61:
+		return s.drawInvalid(r, th, ns)
 	case n < 68:
 		id := ""
 		if r.IntN(2) == 0 {
@@ -338,6 +358,43 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 		return op{kind: opPrune, threads: []string{th}, strategy: spec.PruneStrategy(r.IntN(4) / 3)}
 	}
 	return op{kind: opList, opts: randList(r)}
+}
+
+// drawInvalid returns an op with invalid input, which must fail with the
+// right sentinel error and store nothing (ERR-1, ERR-2, ERR-3, ERR-4,
+// VALUE-4, VALUE-5).
+func (s *genState) drawInvalid(r *rand.Rand, th, ns string) op {
+	switch r.IntN(8) {
+	case 0:
+		o := s.drawPut(r, th, ns)
+		o.cfg.ThreadID, o.want = "", spec.ErrInvalidConfig
+		return o
+	case 1:
+		o := s.drawPut(r, th, ns)
+		o.cp.ID, o.want = "", spec.ErrInvalidConfig
+		return o
+	case 2:
+		o := s.drawPut(r, th, ns)
+		s.version++
+		ver := spec.Version(fmt.Sprint(s.version))
+		o.cp.ChannelValues["bad"], o.cp.ChannelVersions["bad"], o.nv["bad"] = struct{ X int }{1}, ver, ver
+		o.want = spec.ErrUnsupportedValue
+		return o
+	case 3:
+		o := s.drawPut(r, th, ns)
+		o.md["bad"], o.want = []any{"ok", math.Inf(1)}, spec.ErrUnsupportedValue
+		return o
+	case 4:
+		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, CheckpointNS: ns}, writes: []spec.Write{{Channel: "c1", Value: 1}}, task: pick(r, rTasks), want: spec.ErrInvalidConfig}
+	case 5:
+		ws := []spec.Write{{Channel: "c1", Value: 1}, {Channel: spec.ErrorChannel, Value: "e"}, {Channel: "c2", Value: map[string]any{"f": func() {}}}}
+		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: pick(r, rIDs)}, writes: ws, task: pick(r, rTasks), want: spec.ErrUnsupportedValue}
+	case 6:
+		o := op{kind: opList, opts: randList(r), want: spec.ErrInvalidArgument}
+		o.opts.Limit = -1 - r.IntN(3)
+		return o
+	}
+	return op{kind: opGet, cfg: spec.Config{CheckpointNS: ns, CheckpointID: pick(r, rIDs)}, want: spec.ErrInvalidConfig}
 }
 
 func (s *genState) drawPut(r *rand.Rand, th, ns string) op {
