@@ -5,6 +5,7 @@
 #
 #   ck_backends_init                # installs the EXIT/INT/TERM traps
 #   ck_start_postgres               # unless CHECKPOINTKIT_POSTGRES_DSN is set
+#   ck_start_pgbouncer              # unless CHECKPOINTKIT_PGBOUNCER_DSN is set
 #   ck_start_mongo                  # unless CHECKPOINTKIT_MONGO_URI is set
 #   ... run tests ...               # servers stop when the script exits
 #
@@ -19,9 +20,14 @@
 # change, serving on 127.0.0.1 on a free port with a temporary SQLite data
 # directory.
 #
-# Exported: CHECKPOINTKIT_POSTGRES_DSN, CHECKPOINTKIT_MONGO_URI,
-# CHECKPOINTKIT_FERRETDB_BIN and CHECKPOINTKIT_REQUIRE_BACKENDS=1 (adapter
-# tests then fail instead of skipping when their server is missing).
+# PgBouncer: in transaction mode in front of that PostgreSQL, for the
+# PostgreSQL adapter's pooler test; installed with apt-get when missing and
+# running as root (the Debian package), run as the `postgres` user.
+#
+# Exported: CHECKPOINTKIT_POSTGRES_DSN, CHECKPOINTKIT_PGBOUNCER_DSN,
+# CHECKPOINTKIT_MONGO_URI, CHECKPOINTKIT_FERRETDB_BIN and
+# CHECKPOINTKIT_REQUIRE_BACKENDS=1 (adapter tests then fail instead of
+# skipping when their server is missing).
 
 # CK_ROOT is the repository root.
 CK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,6 +38,8 @@ CK_PG_TMP=""
 CK_PG_STARTED=""
 CK_FDB_PID=""
 CK_FDB_TMP=""
+CK_BOUNCER_TMP=""
+CK_BOUNCER_STARTED=""
 
 # ck_log prints a progress message on stderr.
 ck_log() {
@@ -73,6 +81,7 @@ ck_backends_cleanup() {
   local status=$?
   set +e
   ck_stop_mongo
+  ck_stop_pgbouncer
   ck_stop_postgres
   return "$status"
 }
@@ -196,6 +205,116 @@ ck_stop_postgres() {
   if [ -n "$CK_PG_TMP" ]; then
     rm -rf "$CK_PG_TMP"
     CK_PG_TMP=""
+  fi
+}
+
+# ck_find_pgbouncer prints the pgbouncer binary, installing the Debian
+# package first when it is missing and we are root; or fails.
+ck_find_pgbouncer() {
+  local b
+  for b in "$(command -v pgbouncer 2>/dev/null || true)" /usr/sbin/pgbouncer; do
+    if [ -n "$b" ] && [ -x "$b" ]; then
+      echo "$b"
+      return 0
+    fi
+  done
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    ck_log "PgBouncer: not installed; installing the Debian package"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >&2; then
+      apt-get update -q >&2 || return 1
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >&2 || return 1
+    fi
+    if [ -x /usr/sbin/pgbouncer ]; then
+      echo /usr/sbin/pgbouncer
+      return 0
+    fi
+  fi
+  return 1
+}
+
+# ck_start_pgbouncer starts PgBouncer in transaction mode in front of the
+# PostgreSQL of CHECKPOINTKIT_POSTGRES_DSN (a postgres:// URL) and exports
+# CHECKPOINTKIT_PGBOUNCER_DSN, unless that variable is already set.
+ck_start_pgbouncer() {
+  if [ -n "${CHECKPOINTKIT_PGBOUNCER_DSN:-}" ]; then
+    ck_log "PgBouncer: using CHECKPOINTKIT_PGBOUNCER_DSN from the environment"
+    return 0
+  fi
+  local t0 bin port attempt user pass host pgport db deadline
+  t0=$(ck_now)
+  # postgres://user[:password]@host:port/db[?params]
+  local re='^postgres(ql)?://([^:@/]+)(:([^@/]*))?@([^:/?]+):([0-9]+)/([^?]+)'
+  [[ "${CHECKPOINTKIT_POSTGRES_DSN:-}" =~ $re ]] ||
+    ck_die "PgBouncer: cannot read user, host, port and database from CHECKPOINTKIT_POSTGRES_DSN; set CHECKPOINTKIT_PGBOUNCER_DSN"
+  user=${BASH_REMATCH[2]} pass=${BASH_REMATCH[4]} host=${BASH_REMATCH[5]}
+  pgport=${BASH_REMATCH[6]} db=${BASH_REMATCH[7]}
+  bin=$(ck_find_pgbouncer) ||
+    ck_die "PgBouncer not found (apt-get install pgbouncer) and CHECKPOINTKIT_PGBOUNCER_DSN not set"
+  CK_BOUNCER_TMP=$(mktemp -d "${TMPDIR:-/tmp}/checkpointkit-pgbouncer.XXXXXX")
+  chmod 755 "$CK_BOUNCER_TMP"
+  printf '"%s" ""\n' "$user" >"$CK_BOUNCER_TMP/userlist.txt"
+  for attempt in 1 2 3 4 5; do
+    port=$(ck_free_port)
+    # Transaction mode with a small pool: consecutive statements of one
+    # client land on different server sessions, as behind a real pooler.
+    {
+      echo "[databases]"
+      echo "$db = host=$host port=$pgport dbname=$db user=$user${pass:+ password=$pass}"
+      echo "[pgbouncer]"
+      echo "listen_addr = 127.0.0.1"
+      echo "listen_port = $port"
+      echo "unix_socket_dir ="
+      echo "auth_type = trust"
+      echo "auth_file = $CK_BOUNCER_TMP/userlist.txt"
+      echo "pool_mode = transaction"
+      echo "default_pool_size = 4"
+      echo "max_client_conn = 200"
+      echo "logfile = $CK_BOUNCER_TMP/pgbouncer.log"
+      echo "pidfile = $CK_BOUNCER_TMP/pgbouncer.pid"
+    } >"$CK_BOUNCER_TMP/pgbouncer.ini"
+    if [ "$(id -u)" = 0 ]; then
+      chown -R postgres: "$CK_BOUNCER_TMP"
+    fi
+    # pgbouncer refuses to run as root. -d: a daemon, stopped via its pidfile.
+    if ck_as_pg "$bin" -d -q "$CK_BOUNCER_TMP/pgbouncer.ini" 2>>"$CK_BOUNCER_TMP/start.log"; then
+      CK_BOUNCER_STARTED=1
+      deadline=$(($(ck_now) + 30000))
+      until ck_port_in_use "$port"; do
+        if [ "$(ck_now)" -gt "$deadline" ]; then
+          ck_die "PgBouncer did not listen on port $port within 30s; see $CK_BOUNCER_TMP"
+        fi
+        sleep 0.05
+      done
+      break
+    fi
+    ck_log "PgBouncer: start on port $port failed (attempt $attempt), retrying"
+    tail -n 3 "$CK_BOUNCER_TMP/start.log" >&2 || true
+  done
+  [ -n "$CK_BOUNCER_STARTED" ] || ck_die "PgBouncer did not start; see $CK_BOUNCER_TMP"
+  export CHECKPOINTKIT_PGBOUNCER_DSN="postgres://$user${pass:+:$pass}@127.0.0.1:$port/$db?sslmode=disable"
+  ck_log "PgBouncer $("$bin" --version | awk 'NR==1{print $2}') (transaction mode) started on 127.0.0.1:$port in $(ck_since "$t0")"
+}
+
+# ck_stop_pgbouncer stops the PgBouncer started by ck_start_pgbouncer, if
+# any, and removes its directory.
+ck_stop_pgbouncer() {
+  local pid i
+  if [ -n "$CK_BOUNCER_STARTED" ]; then
+    pid=$(cat "$CK_BOUNCER_TMP/pgbouncer.pid" 2>/dev/null || true)
+    if [ -n "$pid" ]; then
+      kill -INT "$pid" 2>/dev/null || true # SIGINT: immediate shutdown
+      for i in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        if [ "$i" = 100 ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+        sleep 0.05
+      done
+    fi
+    CK_BOUNCER_STARTED=""
+    ck_log "PgBouncer stopped"
+  fi
+  if [ -n "$CK_BOUNCER_TMP" ]; then
+    rm -rf "$CK_BOUNCER_TMP"
+    CK_BOUNCER_TMP=""
   fi
 }
 
