@@ -259,20 +259,21 @@ func (s *Saver) keepLatest(ctx context.Context, thread string) error {
 			return fmt.Errorf("mongo: %s: namespace %q: %w", op, ns, err)
 		}
 		id := latest.Checkpoint.ID
-		inNS := bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: ns}}
+		inNS := func(k string, v any) bson.D {
+			return bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: ns}, {Key: k, Value: v}}
+		}
 		ne := bson.D{{Key: "$ne", Value: id}}
-		if _, err := s.checkpoints.DeleteMany(ctx, append(inNS, bson.E{Key: "id", Value: ne})); err != nil {
+		if _, err := s.checkpoints.DeleteMany(ctx, inNS("id", ne)); err != nil {
 			return wrapErr(ctx, op, err)
 		}
-		if _, err := s.writes.DeleteMany(ctx, append(inNS, bson.E{Key: "cid", Value: ne})); err != nil {
+		if _, err := s.writes.DeleteMany(ctx, inNS("cid", ne)); err != nil {
 			return wrapErr(ctx, op, err)
 		}
 		keep := make(bson.A, 0, len(latest.Checkpoint.ChannelVersions))
 		for ch, ver := range latest.Checkpoint.ChannelVersions {
 			keep = append(keep, valueKey(thread, ns, ch, ver))
 		}
-		q := append(inNS, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: keep}}})
-		if _, err := s.values.DeleteMany(ctx, q); err != nil {
+		if _, err := s.values.DeleteMany(ctx, inNS("_id", bson.D{{Key: "$nin", Value: keep}})); err != nil {
 			return wrapErr(ctx, op, err)
 		}
 	}

@@ -155,3 +155,32 @@ func TestChunkedPayloadLifecycle(t *testing.T) {
 		t.Errorf("%d chunks after DeleteThread", n)
 	}
 }
+
+// TestLargeMetadata stores metadata too large to keep a readable copy
+// inline: it is chunked like any large payload and still filterable.
+func TestLargeMetadata(t *testing.T) {
+	restore := mongo.SetChunking(64<<10, 256<<10)
+	t.Cleanup(restore)
+	s := saverT(t)
+	ctx := context.Background()
+	md := spec.Metadata{"big": string(bytes.Repeat([]byte("m"), 2<<20)), "k": "v"}
+	put(t, s, "t", "", "", "1", nil, md)
+	put(t, s, "t", "", "", "2", nil, spec.Metadata{"k": "other"})
+	tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tup.Metadata, md) {
+		t.Errorf("large metadata did not round-trip (%d keys)", len(tup.Metadata))
+	}
+	if got := listIDs(t, s, spec.ListOptions{ThreadID: "t", Filter: spec.Metadata{"k": "v"}}); len(got) != 1 || got[0] != "t//1" {
+		t.Errorf("filter on large metadata: %q", got)
+	}
+	var doc bson.M
+	if err := s.Database().Collection(mongo.CheckpointsCollection).FindOne(ctx, bson.D{{Key: "_id", Value: mongo.CheckpointKey("t", "", "1")}}).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["metadata"] != nil {
+		t.Errorf("readable copy of 2 MB metadata stored inline")
+	}
+}

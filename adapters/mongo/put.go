@@ -25,12 +25,20 @@ type checkpointDoc struct {
 	// Meta is the serde-encoded metadata: the exact, typed copy reads use.
 	Meta payload `bson:"meta"`
 	// Metadata is the same metadata as a readable BSON sub-document (keys
-	// escaped, see escapeKey). Reads and filters do not use it.
+	// escaped, see escapeKey), or null when the metadata is too large to be
+	// stored inline twice (see readableMetadataMax). Reads and filters do
+	// not use it.
 	Metadata any `bson:"metadata"`
 	// MDX holds one filter token per top-level metadata entry; List
 	// filters and DeleteForRuns match on it in the server.
 	MDX [][]byte `bson:"mdx"`
 }
+
+// readableMetadataMax is the largest encoded metadata that is also stored
+// as a readable sub-document. Larger metadata is kept only in its encoded
+// (and, if needed, chunked) form, so that no checkpoint document can exceed
+// MongoDB's 16 MB limit; filters work either way.
+const readableMetadataMax = 1 << 20
 
 // valueDoc is a document of the values collection: the value of one channel
 // at one version. Has is false when the channel had no value (it was
@@ -137,7 +145,10 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	doc := checkpointDoc{
 		Key: key, Thread: thread, NS: ns, ID: cp.ID, Parent: cfg.CheckpointID,
 		CP: ch.payload(key+"/cp", cpBytes), Meta: ch.payload(key+"/meta", metaBytes),
-		Metadata: bsonMetadata(nmd), MDX: metadataTokens(nmd),
+		MDX: metadataTokens(nmd),
+	}
+	if len(metaBytes) <= readableMetadataMax {
+		doc.Metadata = bsonMetadata(nmd)
 	}
 
 	err = s.writeTxn(ctx, func(ctx context.Context) error {
