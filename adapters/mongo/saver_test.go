@@ -215,11 +215,13 @@ func TestOpenClose(t *testing.T) {
 	if _, err := mongo.Open(ctx, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"); err == nil {
 		t.Error("Open of a closed port succeeded")
 	}
-	s, err := mongo.Open(ctx, uri, mongo.WithDatabase(uniqueName("ckk_open_")), mongo.WithCollectionPrefix("p_"))
+	name := uniqueName("ckk_open_")
+	s, err := mongo.Open(ctx, uri, mongo.WithDatabase(name), mongo.WithCollectionPrefix("p_"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Database().Drop(ctx)
+	// Dropped through the shared client: s's own is closed below.
+	t.Cleanup(func() { _ = client(t).Database(name).Drop(context.Background()) })
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
