@@ -60,8 +60,9 @@
 // × namespace scope × Before, each over every filter × limit) compared with
 // a small, obviously correct in-suite model of the contract; model-based
 // random sequences of Put, PutWrites, GetTuple, List, DeleteThread and the
-// optional operations over adversarial names (`|`, `:`, `%`, `_`, quotes,
-// unicode, NUL in metadata), compared with the model after every step and
+// optional operations, mixed with invalid calls that must fail and change
+// nothing, over adversarial names (`|`, `:`, `%`, `_`, quotes, unicode, NUL
+// in metadata), compared with the model after every step and
 // shrunk to a minimal reproduction on failure (the failure message prints
 // the seed); the full value model round trip; invalid input and cancelled
 // or expired contexts for every method; early break out of List; many
