@@ -149,6 +149,22 @@ func planFacts(v any, stages, indexes *[]string) {
 	}
 }
 
+// field returns v[key] for a document decoded as bson.M or bson.D (the
+// driver decodes nested documents as bson.D).
+func field(v any, key string) any {
+	switch x := v.(type) {
+	case bson.M:
+		return x[key]
+	case bson.D:
+		for _, e := range x {
+			if e.Key == key {
+				return e.Value
+			}
+		}
+	}
+	return nil
+}
+
 // isFerretDB reports whether the server is FerretDB (its buildInfo carries
 // a ferretdbVersion field).
 func isFerretDB(t *testing.T, db *mongodrv.Database) bool {
@@ -226,9 +242,8 @@ func TestExplain(t *testing.T) {
 
 	for _, q := range queries {
 		ex := explain(t, db, mongo.CheckpointsCollection, q.filter, q.sort, q.limit)
-		qp, _ := ex["queryPlanner"].(bson.M)
 		var stages, indexes []string
-		planFacts(qp["winningPlan"], &stages, &indexes)
+		planFacts(field(ex["queryPlanner"], "winningPlan"), &stages, &indexes)
 		if slices.Contains(stages, "COLLSCAN") || slices.Contains(stages, "SORT") {
 			t.Errorf("%s: plan has a collection scan or an in-memory sort: stages %v", q.name, stages)
 		}
@@ -240,5 +255,35 @@ func TestExplain(t *testing.T) {
 			t.Errorf("%s: none of the indexes %v used (used %v)", q.name, q.wantIndexes, indexes)
 		}
 		t.Logf("%s: stages %v indexes %v", q.name, stages, indexes)
+	}
+}
+
+// TestPlanFacts checks the plan walker TestExplain relies on against
+// explain output in the shapes MongoDB produces (classic and SBE), since
+// the test server here is FerretDB.
+func TestPlanFacts(t *testing.T) {
+	for _, c := range []struct {
+		name, json string
+		stages     []string
+		indexes    []string
+	}{
+		{"classic", `{"queryPlanner": {"winningPlan": {"stage": "LIMIT", "inputStage": {"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": "thread_ns_id", "direction": "backward"}}}, "rejectedPlans": [{"stage": "SORT", "inputStage": {"stage": "COLLSCAN"}}]}}`,
+			[]string{"LIMIT", "FETCH", "IXSCAN"}, []string{"thread_ns_id"}},
+		{"sbe", `{"queryPlanner": {"winningPlan": {"queryPlan": {"stage": "LIMIT", "inputStage": {"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": "id_thread_ns"}}}, "slotBasedPlan": {"slots": "...", "stages": "[1] limit 5"}}}}`,
+			[]string{"LIMIT", "FETCH", "IXSCAN"}, []string{"id_thread_ns"}},
+		{"sort", `{"queryPlanner": {"winningPlan": {"stage": "SORT", "inputStage": {"stage": "COLLSCAN"}}}}`,
+			[]string{"SORT", "COLLSCAN"}, nil},
+	} {
+		var ex bson.M
+		if err := bson.UnmarshalExtJSON([]byte(c.json), false, &ex); err != nil {
+			t.Fatal(err)
+		}
+		var stages, indexes []string
+		planFacts(field(ex["queryPlanner"], "winningPlan"), &stages, &indexes)
+		slices.Sort(stages)
+		want := slices.Sorted(slices.Values(c.stages))
+		if !slices.Equal(stages, want) || !slices.Equal(indexes, c.indexes) {
+			t.Errorf("%s: stages %v indexes %v, want %v %v", c.name, stages, indexes, want, c.indexes)
+		}
 	}
 }
