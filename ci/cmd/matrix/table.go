@@ -273,7 +273,11 @@ func (m Matrix) writeProblems(w io.Writer) {
 		if r.Passed {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s FAILED (log: %s):\n", r.Backend, r.Log)
+		if r.Log != "" {
+			fmt.Fprintf(w, "\n%s FAILED (log: %s):\n", r.Backend, r.Log)
+		} else {
+			fmt.Fprintf(w, "\n%s FAILED:\n", r.Backend)
+		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "  - %s\n", p)
 		}
