@@ -61,7 +61,7 @@ func init() {
 	})
 	register(Mutant{
 		Name: "list-numeric-order", Rule: "LIST-ORDER-3",
-		Description: "List sorts IDs in natural order (digit runs compared as numbers), so \"10\" sorts after \"9\".",
+		Description: "List sorts IDs in natural order (digit runs compared as numbers), so \"10\" counts as greater than \"9\".",
 		New: func() spec.Saver {
 			w := wrap()
 			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
