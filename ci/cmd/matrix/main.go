@@ -122,7 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "print the combined matrix as JSON on stdout (the table and progress go to stderr)")
 	fs.BoolVar(&o.verbose, "v", false, "stream the full test output instead of progress lines")
 	fs.StringVar(&minLevel, "min-level", "", "fail a backend whose level is below this: BASE or FULL (default: fail only on failed specs)")
-	fs.IntVar(&o.parallel, "parallel", 1, "run this many backends at once")
+	fs.IntVar(&o.parallel, "parallel", 2, "run this many backends at once (the slowest starts first)")
 	fs.StringVar(&o.suffix, "suffix", "", "append this to the backend names in the results, e.g. '@15' for a server version")
 	fs.StringVar(&o.from, "from", "", "run nothing: combine the matrix.json files found under this directory (e.g. downloaded CI artifacts) into one matrix")
 	fs.StringVar(&o.markdown, "markdown", "", "also append the matrix as a Markdown table to this file (e.g. $GITHUB_STEP_SUMMARY)")
