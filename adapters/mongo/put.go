@@ -215,7 +215,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePutWrites(cfg); err != nil {
+	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	thread, ns, cid := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID

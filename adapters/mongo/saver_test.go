@@ -126,10 +126,11 @@ func TestRoundTrip(t *testing.T) {
 // TestByteWiseOrder checks that latest, List order and Before compare IDs,
 // threads and namespaces byte-wise, on the server in use (FerretDB's SQLite
 // backend sorts in Go, MongoDB without collation compares BSON strings with
-// memcmp).
+// memcmp). Control characters, non-ASCII and mixed case included; NUL is
+// not a valid identifier (spec.ValidateIdentifier).
 func TestByteWiseOrder(t *testing.T) {
 	s := saverT(t)
-	ids := []string{"a", "B", "b", "Z", "é", "z", "ä", "ÿ", "😀", "\uffff", "a\x00b", "a\x01", "A", "~", "ab", "a b", "10", "9"}
+	ids := []string{"a", "B", "b", "Z", "é", "z", "ä", "ÿ", "😀", "\uffff", "a\x01b", "a\x02", "A", "~", "ab", "a b", "10", "9"}
 	for i, id := range ids {
 		put(t, s, "t", "", "", id, map[string]any{"c": int64(i)}, nil)
 	}
