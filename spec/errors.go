@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Adapters wrap them (fmt.Errorf("...: %w", ErrX)) so that
@@ -22,8 +24,36 @@ var (
 	ErrUnsupportedValue = errors.New("unsupported value")
 )
 
+// ValidateIdentifier checks one identifier — a thread ID, namespace,
+// checkpoint ID, task ID or channel name: it must be valid UTF-8 and hold no
+// NUL byte, so that every backend can store it byte for byte. what names the
+// identifier in the error, which wraps [ErrInvalidConfig]. The empty string
+// passes; callers check emptiness where it matters.
+func ValidateIdentifier(what, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return fmt.Errorf("%s %q contains a NUL byte: %w", what, s, ErrInvalidConfig)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not valid UTF-8: %w", what, s, ErrInvalidConfig)
+	}
+	return nil
+}
+
+func validateConfig(op string, cfg Config) error {
+	for _, f := range [...]struct{ what, s string }{
+		{"thread ID", cfg.ThreadID}, {"namespace", cfg.CheckpointNS}, {"checkpoint ID", cfg.CheckpointID},
+	} {
+		if err := ValidateIdentifier(f.what, f.s); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return nil
+}
+
 // ValidatePut checks the arguments of [Saver.Put]: the thread ID and the
-// checkpoint ID must not be empty. Errors wrap [ErrInvalidConfig].
+// checkpoint ID must not be empty, and every identifier (thread, namespace,
+// parent and checkpoint IDs, channel names) must pass [ValidateIdentifier].
+// Errors wrap [ErrInvalidConfig].
 func ValidatePut(cfg Config, cp Checkpoint) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("put: empty thread ID: %w", ErrInvalidConfig)
@@ -31,11 +61,29 @@ func ValidatePut(cfg Config, cp Checkpoint) error {
 	if cp.ID == "" {
 		return fmt.Errorf("put: checkpoint has an empty ID: %w", ErrInvalidConfig)
 	}
+	if err := validateConfig("put", cfg); err != nil {
+		return err
+	}
+	if err := ValidateIdentifier("checkpoint ID", cp.ID); err != nil {
+		return fmt.Errorf("put: %w", err)
+	}
+	for ch := range cp.ChannelVersions {
+		if err := ValidateIdentifier("channel", ch); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
+	for ch := range cp.ChannelValues {
+		if err := ValidateIdentifier("channel", ch); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
 	return nil
 }
 
-// ValidatePutWrites checks the arguments of [Saver.PutWrites]: the thread ID
-// and the checkpoint ID must not be empty. Errors wrap [ErrInvalidConfig].
+// ValidatePutWrites checks the config passed to [Saver.PutWrites]: the thread
+// ID and the checkpoint ID must not be empty and every identifier must pass
+// [ValidateIdentifier]. Errors wrap [ErrInvalidConfig]. [ValidateWrites]
+// checks the task ID and channel names too.
 func ValidatePutWrites(cfg Config) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("put writes: empty thread ID: %w", ErrInvalidConfig)
@@ -43,36 +91,66 @@ func ValidatePutWrites(cfg Config) error {
 	if cfg.CheckpointID == "" {
 		return fmt.Errorf("put writes: empty checkpoint ID: %w", ErrInvalidConfig)
 	}
+	return validateConfig("put writes", cfg)
+}
+
+// ValidateWrites checks every argument of [Saver.PutWrites] but the values:
+// the config as [ValidatePutWrites] does, the task ID and each channel name.
+// Errors wrap [ErrInvalidConfig].
+func ValidateWrites(cfg Config, writes []Write, taskID string) error {
+	if err := ValidatePutWrites(cfg); err != nil {
+		return err
+	}
+	if err := ValidateIdentifier("task ID", taskID); err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
+	for _, w := range writes {
+		if err := ValidateIdentifier("channel", w.Channel); err != nil {
+			return fmt.Errorf("put writes: %w", err)
+		}
+	}
 	return nil
 }
 
 // ValidateGet checks the argument of [Saver.GetTuple]: the thread ID must not
-// be empty. Errors wrap [ErrInvalidConfig].
+// be empty and every identifier must pass [ValidateIdentifier]. Errors wrap
+// [ErrInvalidConfig].
 func ValidateGet(cfg Config) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("get tuple: empty thread ID: %w", ErrInvalidConfig)
 	}
-	return nil
+	return validateConfig("get tuple", cfg)
 }
 
-// ValidateList checks [ListOptions]: the limit must not be negative and the
-// filter must hold plain values. Errors wrap [ErrInvalidArgument] or
-// [ErrUnsupportedValue].
+// ValidateList checks [ListOptions]: the limit must not be negative, the
+// filter must hold plain values, and the thread ID, namespace, checkpoint ID
+// and Before must pass [ValidateIdentifier]. Errors wrap
+// [ErrInvalidArgument], [ErrUnsupportedValue] or [ErrInvalidConfig].
 func ValidateList(opts ListOptions) error {
 	if opts.Limit < 0 {
 		return fmt.Errorf("list: negative limit %d: %w", opts.Limit, ErrInvalidArgument)
 	}
-	if _, err := NormalizeMetadata(opts.Filter); err != nil {
+	if _, err := NormalizeFilter(opts.Filter); err != nil {
 		return fmt.Errorf("list: filter: %w", err)
+	}
+	if err := validateConfig("list", Config{ThreadID: opts.ThreadID, CheckpointNS: opts.Namespace, CheckpointID: opts.CheckpointID}); err != nil {
+		return err
+	}
+	if err := ValidateIdentifier("before", opts.Before); err != nil {
+		return fmt.Errorf("list: %w", err)
 	}
 	return nil
 }
 
 // ValidateThreadID checks a thread ID passed to DeleteThread, CopyThread or
-// Prune. Errors wrap [ErrInvalidConfig].
+// Prune: it must not be empty and must pass [ValidateIdentifier]. Errors wrap
+// [ErrInvalidConfig].
 func ValidateThreadID(op, threadID string) error {
 	if threadID == "" {
 		return fmt.Errorf("%s: empty thread ID: %w", op, ErrInvalidConfig)
+	}
+	if err := ValidateIdentifier("thread ID", threadID); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
 }
