@@ -94,6 +94,49 @@ func errorSpecs(e *env) {
 			Expect(p.Prune(ctx, []string{"t"}, spec.PruneStrategy(-1))).To(MatchError(spec.ErrInvalidArgument))
 			e.expectSnapshot(ctx, before)
 		})
+
+		check("[ERR-8] rejects identifiers holding a NUL byte or invalid UTF-8 with ErrInvalidConfig and stores nothing", lErrors, func(ctx context.Context) {
+			e.threadFixture(ctx, "t")
+			before := e.snapshot(ctx)
+			w := []spec.Write{{Channel: "a", Value: 1}}
+			for _, bad := range []string{"a\x00b", "\xff\xfe"} {
+				calls := map[string]func() error{
+					"put thread": func() error { return putErr(ctx, e.s, spec.Config{ThreadID: bad}, cpOf("9", nil, nil)) },
+					"put namespace": func() error {
+						return putErr(ctx, e.s, spec.Config{ThreadID: "t", CheckpointNS: bad}, cpOf("9", nil, nil))
+					},
+					"put parent": func() error {
+						return putErr(ctx, e.s, spec.Config{ThreadID: "t", CheckpointID: bad}, cpOf("9", nil, nil))
+					},
+					"put id": func() error { return putErr(ctx, e.s, spec.Config{ThreadID: "t"}, cpOf(bad, nil, nil)) },
+					"put channel": func() error {
+						_, err := e.s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("9", map[string]any{bad: 1}, spec.Versions{bad: "9"}), nil, spec.Versions{bad: "9"})
+						return err
+					},
+					"writes thread": func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: bad, CheckpointID: "1"}, w, "task", "") },
+					"writes namespace": func() error {
+						return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointNS: bad, CheckpointID: "1"}, w, "task", "")
+					},
+					"writes checkpoint": func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: bad}, w, "task", "") },
+					"writes task":       func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"}, w, bad, "") },
+					"writes channel": func() error {
+						return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"}, append(w, spec.Write{Channel: bad, Value: 2}), "task", "")
+					},
+					"get thread":     func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: bad}); return err },
+					"get namespace":  func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointNS: bad}); return err },
+					"get checkpoint": func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: bad}); return err },
+					"list thread":    func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: bad}) },
+					"list namespace": func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Namespace: bad}) },
+					"list id":        func() error { return listErr(ctx, e.s, spec.ListOptions{CheckpointID: bad}) },
+					"list before":    func() error { return listErr(ctx, e.s, spec.ListOptions{Before: bad}) },
+					"delete thread":  func() error { return e.s.DeleteThread(ctx, bad) },
+				}
+				for what, call := range calls {
+					Expect(call()).To(MatchError(spec.ErrInvalidConfig), "%s %q", what, bad)
+				}
+			}
+			e.expectSnapshot(ctx, before)
+		})
 	})
 }
 
@@ -188,4 +231,9 @@ func breakEarlyThenUse(ctx context.Context, s spec.Saver) error {
 		return err
 	}
 	return s.DeleteThread(ctx, "t")
+}
+
+func putErr(ctx context.Context, s spec.Saver, cfg spec.Config, cp spec.Checkpoint) error {
+	_, err := s.Put(ctx, cfg, cp, nil, nil)
+	return err
 }

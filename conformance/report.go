@@ -51,6 +51,18 @@ type HarnessReport struct {
 	UnknownRules []string `json:"unknown_rules,omitempty"`
 }
 
+// Complete reports whether every capability ran: none was filtered out by
+// a label filter or focus. A level below FULL only means something for a
+// complete run.
+func (h HarnessReport) Complete() bool {
+	for _, c := range h.Capabilities {
+		if c.Status == StatusNotRun {
+			return false
+		}
+	}
+	return true
+}
+
 // Status is the outcome of a capability, rule or spec.
 type Status string
 

@@ -178,7 +178,7 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePutWrites(cfg); err != nil {
+	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	type encoded struct {

@@ -113,7 +113,7 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 // statement: regular writes keep the first value stored under their key
 // (ON CONFLICT ... WHERE filters the update out), special writes the last.
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidatePutWrites(cfg); err != nil {
+	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	for _, t := range [][2]string{

@@ -105,7 +105,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 // wins), special writes with ON CONFLICT DO UPDATE (last wins). See
 // [spec.Saver.PutWrites].
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidatePutWrites(cfg); err != nil {
+	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	values := make([][]byte, len(writes))

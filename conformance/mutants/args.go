@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -166,6 +167,26 @@ func init() {
 		Witness: func(ctx context.Context, s spec.Saver) any {
 			err := putCP(ctx, s, "t", "", "a", "", nil, map[string]any{"good": 1, "bad": make(chan int)})
 			return []any{errKind(err), get(ctx, s, "t", "", "a")}
+		},
+	})
+}
+
+func init() {
+	register(Mutant{
+		Name: "nul-thread-id-truncated", Rule: "ERR-8",
+		Description: "Put truncates a thread ID at its first NUL byte, C-string style, and stores the checkpoint under the prefix.",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+				if i := strings.IndexByte(cfg.ThreadID, 0); i > 0 {
+					cfg.ThreadID = cfg.ThreadID[:i]
+				}
+				return w.Inner.Put(ctx, cfg, cp, md, nv)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			return errKind(putCP(ctx, s, "a\x00b", "", "1", "", nil, nil))
 		},
 	})
 }
