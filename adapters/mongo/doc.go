@@ -53,7 +53,8 @@
 // IDs, threads and namespaces are compared byte-wise: MongoDB compares
 // strings without a collation by their UTF-8 bytes, and FerretDB's SQLite
 // backend sorts in Go, which does the same (TestByteWiseOrder covers
-// non-ASCII, mixed case and control characters). Pending writes are ordered in Go.
+// non-ASCII, mixed case and control characters). Pending writes are
+// ordered in Go.
 //
 // # Writes without transactions
 //
