@@ -116,6 +116,16 @@ func (s *Saver) load(ctx context.Context, p payload) ([]byte, error) {
 // any more (left behind by Prune, DeleteForRuns or by replacing a large
 // value with another).
 func (s *Saver) gcBlobs(ctx context.Context, thread string) error {
+	// Most threads never store a large payload: one cheap query spares
+	// them the collection of live references.
+	err := s.blobs.FindOne(ctx, bson.D{{Key: "thread", Value: thread}},
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return wrapErr(ctx, fmt.Sprintf("look for blobs of thread %q", thread), err)
+	}
 	live := map[string]bool{}
 	for _, q := range []struct {
 		coll  *mongo.Collection
@@ -143,7 +153,7 @@ func (s *Saver) gcBlobs(ctx context.Context, thread string) error {
 	for id := range live {
 		ids = append(ids, id)
 	}
-	_, err := s.blobs.DeleteMany(ctx, bson.D{{Key: "thread", Value: thread}, {Key: "blob", Value: bson.D{{Key: "$nin", Value: ids}}}})
+	_, err = s.blobs.DeleteMany(ctx, bson.D{{Key: "thread", Value: thread}, {Key: "blob", Value: bson.D{{Key: "$nin", Value: ids}}}})
 	if err != nil {
 		return wrapErr(ctx, fmt.Sprintf("delete unreferenced blobs of thread %q", thread), err)
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// copyBatch is how many documents CopyThread writes per BulkWrite.
+// copyBatch is how many documents CopyThread writes per BulkWrite, and how
+// many checkpoints DeleteForRuns deletes per command.
 const copyBatch = 256
 
 // DeleteThread removes every checkpoint, write, value and blob of a thread.
@@ -185,22 +186,41 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		return wrapErr(ctx, "delete for runs", err)
 	}
 	threads := map[string]bool{}
+	var keys, writesOf bson.A
+	flush := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		// Checkpoints first, then their writes: a reader never sees a
+		// checkpoint that lost its writes.
+		if _, err := s.checkpoints.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}); err != nil {
+			return wrapErr(ctx, "delete for runs: checkpoints", err)
+		}
+		if _, err := s.writes.DeleteMany(ctx, bson.D{{Key: "$or", Value: writesOf}}); err != nil {
+			return wrapErr(ctx, "delete for runs: pending writes", err)
+		}
+		keys, writesOf = keys[:0], writesOf[:0]
+		return nil
+	}
 	for _, d := range docs {
 		t, err := s.decodeCheckpoint(ctx, &d)
 		if err != nil {
 			return err
 		}
 		if r, ok := t.Metadata["run_id"].(string); !ok || !runs[r] {
-			continue
+			continue // a token collision, not a match
 		}
-		if _, err := s.checkpoints.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.Key}}); err != nil {
-			return wrapErr(ctx, fmt.Sprintf("delete for runs: thread %q checkpoint %q", d.Thread, d.ID), err)
-		}
-		q := bson.D{{Key: "thread", Value: d.Thread}, {Key: "ns", Value: d.NS}, {Key: "cid", Value: d.ID}}
-		if _, err := s.writes.DeleteMany(ctx, q); err != nil {
-			return wrapErr(ctx, fmt.Sprintf("delete for runs: writes of thread %q checkpoint %q", d.Thread, d.ID), err)
-		}
+		keys = append(keys, d.Key)
+		writesOf = append(writesOf, bson.D{{Key: "thread", Value: d.Thread}, {Key: "ns", Value: d.NS}, {Key: "cid", Value: d.ID}})
 		threads[d.Thread] = true
+		if len(keys) == copyBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	for t := range threads {
 		if err := s.gcBlobs(ctx, t); err != nil {

@@ -118,6 +118,10 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			yield(nil, fmt.Errorf("mongo: list: filter: %w", err))
 			return
 		}
+		op := fmt.Sprintf("list thread %q namespace %q", opts.ThreadID, opts.Namespace)
+		if opts.AllNamespaces {
+			op = fmt.Sprintf("list thread %q, all namespaces", opts.ThreadID)
+		}
 		q, sort := listQuery(opts, filter)
 		pageSize := listPageSize
 		if opts.Limit > 0 {
@@ -129,7 +133,7 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 		}
 		cur, err := s.checkpoints.Find(ctx, q, fo)
 		if err != nil {
-			yield(nil, wrapErr(ctx, "list", err))
+			yield(nil, wrapErr(ctx, op, err))
 			return
 		}
 		defer func() {
@@ -145,13 +149,13 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			for len(page) < pageSize && cur.Next(ctx) {
 				var d checkpointDoc
 				if err := cur.Decode(&d); err != nil {
-					yield(nil, wrapErr(ctx, "list: decode checkpoint", err))
+					yield(nil, wrapErr(ctx, op+": decode checkpoint", err))
 					return
 				}
 				page = append(page, d)
 			}
 			if err := cur.Err(); err != nil {
-				yield(nil, wrapErr(ctx, "list", err))
+				yield(nil, wrapErr(ctx, op, err))
 				return
 			}
 			if len(page) == 0 {
