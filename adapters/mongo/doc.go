@@ -62,8 +62,10 @@
 // checkpoint document last, so a checkpoint becomes visible only once every
 // value it references is stored; a failed or cancelled Put leaves at most
 // unreferenced values, never a torn checkpoint, and a retried Put rewrites
-// the same documents (all writes are upserts by _id). Large payloads are
-// written before the documents that reference them. PutWrites is one
+// the same documents: every document has a deterministic _id, and Put
+// inserts them in one InsertMany per collection, then replaces those whose
+// _id already existed. Large payloads are written before the documents that
+// reference them. PutWrites is one
 // ordered BulkWrite: $setOnInsert upserts for regular writes (the first
 // write of a key wins) and $set upserts for special writes (the last wins);
 // an empty list is a no-op. DeleteThread removes checkpoints before the
@@ -113,10 +115,13 @@
 //   - No TTL or partial indexes, no change streams, no $group (FerretDB
 //     gives wrong results with two $sum accumulators), no $inc/$max
 //     (non-atomic under concurrency on FerretDB): the saver uses none.
-//   - Large-payload chunks are plain inserts with _ids derived from their
+//   - Put inserts first and upserts only keys that already exist, and
+//     large-payload chunks are plain inserts with _ids derived from their
 //     owner and content (a duplicate means identical bytes and is
 //     ignored): on FerretDB an upsert scans the collection first, which
-//     costs seconds when the collection holds megabytes of chunks.
+//     makes writes slow down as history grows and costs seconds when the
+//     collection holds megabytes of chunks; an insert does not scan.
+//     PutWrites keeps its upserts, which first-wins and last-wins need.
 //   - Explain output differs: MongoDB reports a winning plan of stages;
 //     FerretDB reports SQLite's query plan and filterPushdown/sortPushdown/
 //     limitPushdown flags. TestExplain asserts index scans without SORT on
