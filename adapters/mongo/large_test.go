@@ -184,3 +184,29 @@ func TestLargeMetadata(t *testing.T) {
 		t.Errorf("readable copy of 2 MB metadata stored inline")
 	}
 }
+
+// TestDeepMetadata stores metadata nested deeper than BSON documents may
+// be: it round-trips and stays filterable through the encoded copy.
+func TestDeepMetadata(t *testing.T) {
+	s := saverT(t)
+	var deep any = "leaf"
+	for i := range 150 {
+		if i%2 == 0 {
+			deep = []any{deep}
+		} else {
+			deep = map[string]any{"k": deep}
+		}
+	}
+	md := spec.Metadata{"deep": deep, "k": "v"}
+	put(t, s, "t", "", "", "1", nil, md)
+	tup, err := s.GetTuple(context.Background(), spec.Config{ThreadID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tup.Metadata, md) {
+		t.Error("deep metadata did not round-trip")
+	}
+	if got := listIDs(t, s, spec.ListOptions{ThreadID: "t", Filter: spec.Metadata{"deep": deep}}); len(got) != 1 {
+		t.Errorf("filter on deep metadata: %q", got)
+	}
+}

@@ -40,6 +40,29 @@ type checkpointDoc struct {
 // MongoDB's 16 MB limit; filters work either way.
 const readableMetadataMax = 1 << 20
 
+// readableMetadataDepth is the deepest metadata that is also stored as a
+// readable sub-document: MongoDB rejects documents nested more than 100
+// levels, and the checkpoint document adds its own levels.
+const readableMetadataDepth = 64
+
+// nestingDepth returns how deeply lists and maps nest in v.
+func nestingDepth(v any) int {
+	d := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			d = max(d, nestingDepth(e))
+		}
+		return d + 1
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, nestingDepth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
+
 // valueDoc is a document of the values collection: the value of one channel
 // at one version. Has is false when the channel had no value (it was
 // cleared).
@@ -147,7 +170,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 		CP: ch.payload(key+"/cp", cpBytes), Meta: ch.payload(key+"/meta", metaBytes),
 		MDX: metadataTokens(nmd),
 	}
-	if len(metaBytes) <= readableMetadataMax {
+	if len(metaBytes) <= readableMetadataMax && nestingDepth(map[string]any(nmd)) <= readableMetadataDepth {
 		doc.Metadata = bsonMetadata(nmd)
 	}
 
