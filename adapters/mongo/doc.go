@@ -22,7 +22,9 @@
 //   - checkpoints: one document per checkpoint: thread, ns, id, parent, the
 //     serde-encoded checkpoint without values (cp), the serde-encoded
 //     metadata (meta, the exact typed copy reads use), the metadata again as
-//     a readable BSON sub-document (metadata), and one filter token per
+//     a readable BSON sub-document (metadata; null when the metadata is
+//     above 1 MiB encoded or nested more than 64 levels, so that no
+//     document can exceed BSON's size or depth limits), and one filter token per
 //     top-level metadata entry (mdx). Indexes: unique (thread, ns, id) —
 //     identity, GetTuple(latest) and List of one namespace; (thread, id -1,
 //     ns) — List of a thread across namespaces; (id -1, thread, ns) — List

@@ -25,9 +25,9 @@ type checkpointDoc struct {
 	// Meta is the serde-encoded metadata: the exact, typed copy reads use.
 	Meta payload `bson:"meta"`
 	// Metadata is the same metadata as a readable BSON sub-document (keys
-	// escaped, see escapeKey), or null when the metadata is too large to be
-	// stored inline twice (see readableMetadataMax). Reads and filters do
-	// not use it.
+	// escaped, see escapeKey), or null when the metadata is too large or
+	// too deep to be stored this way too (see readableMetadataMax and
+	// readableMetadataDepth). Reads and filters do not use it.
 	Metadata any `bson:"metadata"`
 	// MDX holds one filter token per top-level metadata entry; List
 	// filters and DeleteForRuns match on it in the server.
