@@ -19,9 +19,9 @@ type assembled struct {
 }
 
 // assemble builds the tuples of docs with a fixed number of queries
-// whatever the number of checkpoints: one for their channel values, one for
-// their pending writes, and one for the chunks of any large payload among
-// those.
+// whatever the number of checkpoints: one for their channel values and one
+// for their pending writes, sent concurrently, then one for the chunks of
+// any large payload among those.
 func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled, error) {
 	out := make([]assembled, len(docs))
 	var valueKeys bson.A
@@ -45,14 +45,21 @@ func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled
 			refs[k] = append(refs[k], ref{i, ch})
 		}
 	}
+	// The values and the writes queries are independent: run them at the
+	// same time, saving a round trip per tuple or page.
 	var vals []valueDoc
-	if len(valueKeys) > 0 {
+	valsErr := make(chan error, 1)
+	go func() {
 		var err error
-		if vals, err = s.findValues(ctx, valueKeys); err != nil {
-			return nil, err
+		if len(valueKeys) > 0 {
+			vals, err = s.findValues(ctx, valueKeys)
 		}
-	}
+		valsErr <- err
+	}()
 	writes, byCP, err := s.findWrites(ctx, out)
+	if verr := <-valsErr; verr != nil {
+		return nil, verr
+	}
 	if err != nil {
 		return nil, err
 	}
