@@ -14,7 +14,7 @@
 // It measures Put with a 1 KB and a 100 KB state, PutWrites with 1 and 16
 // writes, and GetTuple (latest, by ID) and List (limit 10; limit 5 with
 // Before; limit 5 with a metadata filter that matches every other checkpoint) on a thread with a history of 10 and of 10,000
-// checkpoints (both threads in one saver). The point of the two depths is the
+// checkpoints, each in a saver of its own. The point of the two depths is the
 // ratio between them: a saver whose reads are index range scans costs about
 // the same at both depths, one that scans or sorts the whole thread does not.
 // Because a shared machine's load drifts between two benchmarks run seconds
@@ -53,10 +53,12 @@ func Run(b *testing.B, newSaver Factory) {
 		}
 	})
 	b.Run("Read", func(b *testing.B) {
-		s := newSaver(b)
+		// Each depth gets a saver of its own: a saver that scans all of its
+		// storage must show up as a ratio above 1, which it would not if
+		// both histories shared one store.
 		histories := make([]history, len(Depths))
 		for i, depth := range Depths {
-			histories[i] = populate(b, s, depth)
+			histories[i] = populate(b, newSaver(b), depth)
 		}
 		for _, r := range reads {
 			for _, h := range histories {
@@ -64,13 +66,13 @@ func Run(b *testing.B, newSaver Factory) {
 					ctx := context.Background()
 					b.ReportAllocs()
 					for b.Loop() {
-						if err := r.run(ctx, s, h); err != nil {
+						if err := r.run(ctx, h); err != nil {
 							b.Fatal(err)
 						}
 					}
 				})
 			}
-			b.Run("ratio/"+r.name, func(b *testing.B) { benchRatio(b, s, histories[0], histories[len(histories)-1], r) })
+			b.Run("ratio/"+r.name, func(b *testing.B) { benchRatio(b, histories[0], histories[len(histories)-1], r) })
 		}
 	})
 }
@@ -79,28 +81,28 @@ func Run(b *testing.B, newSaver Factory) {
 // the result.
 type read struct {
 	name string
-	run  func(ctx context.Context, s spec.Saver, h history) error
+	run  func(ctx context.Context, h history) error
 }
 
 // reads are the read benchmarks. List/before and List/filter use Limit 5 so
 // that every depth returns the same number of tuples: at depth 10 only 5 IDs
 // lie below the middle and 5 checkpoints match the filter.
 var reads = []read{
-	{"GetTuple/latest", func(ctx context.Context, s spec.Saver, h history) error {
-		return getOnce(ctx, s, spec.Config{ThreadID: h.thread}, h.ids[len(h.ids)-1])
+	{"GetTuple/latest", func(ctx context.Context, h history) error {
+		return getOnce(ctx, h.saver, spec.Config{ThreadID: h.thread}, h.ids[len(h.ids)-1])
 	}},
-	{"GetTuple/by-id", func(ctx context.Context, s spec.Saver, h history) error {
+	{"GetTuple/by-id", func(ctx context.Context, h history) error {
 		id := h.ids[len(h.ids)/2]
-		return getOnce(ctx, s, spec.Config{ThreadID: h.thread, CheckpointID: id}, id)
+		return getOnce(ctx, h.saver, spec.Config{ThreadID: h.thread, CheckpointID: id}, id)
 	}},
-	{"List/limit=10", func(ctx context.Context, s spec.Saver, h history) error {
-		return listOnce(ctx, s, spec.ListOptions{ThreadID: h.thread, Limit: 10}, 10)
+	{"List/limit=10", func(ctx context.Context, h history) error {
+		return listOnce(ctx, h.saver, spec.ListOptions{ThreadID: h.thread, Limit: 10}, 10)
 	}},
-	{"List/before", func(ctx context.Context, s spec.Saver, h history) error {
-		return listOnce(ctx, s, spec.ListOptions{ThreadID: h.thread, Before: h.ids[len(h.ids)/2], Limit: 5}, 5)
+	{"List/before", func(ctx context.Context, h history) error {
+		return listOnce(ctx, h.saver, spec.ListOptions{ThreadID: h.thread, Before: h.ids[len(h.ids)/2], Limit: 5}, 5)
 	}},
-	{"List/filter", func(ctx context.Context, s spec.Saver, h history) error {
-		return listOnce(ctx, s, spec.ListOptions{ThreadID: h.thread, Filter: spec.Metadata{"source": "loop", "parity": "even"}, Limit: 5}, 5)
+	{"List/filter", func(ctx context.Context, h history) error {
+		return listOnce(ctx, h.saver, spec.ListOptions{ThreadID: h.thread, Filter: spec.Metadata{"source": "loop", "parity": "even"}, Limit: 5}, 5)
 	}},
 }
 
@@ -108,7 +110,7 @@ var reads = []read{
 // so that load from other processes hits both alike, and reports the median
 // latency at each depth and their ratio (deep / shallow). A saver whose reads
 // do not grow with history reports a ratio near 1.
-func benchRatio(b *testing.B, s spec.Saver, shallow, deep history, r read) {
+func benchRatio(b *testing.B, shallow, deep history, r read) {
 	ctx := context.Background()
 	var lat [2][]time.Duration
 	hs := [2]history{shallow, deep}
@@ -116,7 +118,7 @@ func benchRatio(b *testing.B, s spec.Saver, shallow, deep history, r read) {
 		for k := range 2 {
 			which := (i + k) % 2 // alternate which depth goes first
 			t0 := time.Now()
-			if err := r.run(ctx, s, hs[which]); err != nil {
+			if err := r.run(ctx, hs[which]); err != nil {
 				b.Fatal(err)
 			}
 			lat[which] = append(lat[which], time.Since(t0))
@@ -188,6 +190,7 @@ func benchPutWrites(b *testing.B, s spec.Saver, n int) {
 }
 
 type history struct {
+	saver  spec.Saver
 	thread string
 	ids    []string
 }
@@ -199,7 +202,7 @@ func populate(b *testing.B, s spec.Saver, depth int) history {
 	b.Helper()
 	ctx := context.Background()
 	vg := versionGenerator(s)
-	h := history{thread: fmt.Sprintf("bench-history-%d", depth)}
+	h := history{saver: s, thread: fmt.Sprintf("bench-history-%d", depth)}
 	var parent string
 	version := spec.Version("")
 	for i := range depth {
