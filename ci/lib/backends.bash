@@ -342,14 +342,17 @@ ck_build_ferretdb() {
 }
 
 # ck_start_mongo starts FerretDB and exports CHECKPOINTKIT_MONGO_URI,
-# unless that variable is already set.
+# unless that variable is already set; either way it exports
+# CHECKPOINTKIT_FERRETDB_BIN.
 ck_start_mongo() {
+  # The mongo adapter's restart test runs a launcher of its own, also when
+  # the tests use a server from the environment.
+  if [ -z "${CHECKPOINTKIT_FERRETDB_BIN:-}" ]; then
+    ck_build_ferretdb
+  fi
   if [ -n "${CHECKPOINTKIT_MONGO_URI:-}" ]; then
     ck_log "MongoDB: using CHECKPOINTKIT_MONGO_URI from the environment"
     return 0
-  fi
-  if [ -z "${CHECKPOINTKIT_FERRETDB_BIN:-}" ]; then
-    ck_build_ferretdb
   fi
   local t0 uri="" hostport deadline
   t0=$(ck_now)
