@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkSaver runs the kit's shared saver benchmarks, each in a fresh
-// schema. Figures and the command are in BENCHMARKS.md.
+// schema. Figures and the command are in docs/benchmarks.md.
 func BenchmarkSaver(b *testing.B) {
 	benchmarks.Run(b, func(b *testing.B) spec.Saver { return newTestSaver(b) })
 }

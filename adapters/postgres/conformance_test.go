@@ -14,7 +14,7 @@ import (
 // of its own. CHECKPOINTKIT_PG_ISOLATION picks how: "delete" (default:
 // schemas are reused and emptied with one DELETE statement), "truncate"
 // (reused, emptied with TRUNCATE) or "schema" (created, migrated and
-// dropped per spec). BENCHMARKS.md compares them.
+// dropped per spec). docs/benchmarks.md compares them.
 func TestConformance(t *testing.T) {
 	strategy := os.Getenv("CHECKPOINTKIT_PG_ISOLATION")
 	if strategy == "" {

@@ -103,7 +103,7 @@ const (
 // schemaPool hands out empty, set-up schemas. With isolateTruncate or
 // isolateDelete it takes them back after a spec, emptied, for the next one;
 // with isolateSchema every spec creates, migrates and drops its own.
-// BENCHMARKS.md has the measured cost of each.
+// docs/benchmarks.md has the measured cost of each.
 type schemaPool struct {
 	pool     *pgxpool.Pool
 	prefix   string

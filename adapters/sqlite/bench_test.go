@@ -12,7 +12,7 @@ import (
 
 // BenchmarkSQLiteFile runs the shared saver benchmarks on a file database
 // opened with Open's defaults plus _synchronous=NORMAL (commits do not wait
-// for fsync; see the package doc). Figures are in BENCHMARKS.md.
+// for fsync; see the package doc). Figures are in docs/benchmarks.md.
 func BenchmarkSQLiteFile(b *testing.B) {
 	benchmarks.Run(b, func(b *testing.B) spec.Saver {
 		return openBench(b, filepath.Join(b.TempDir(), "bench.db")+"?_synchronous=NORMAL")

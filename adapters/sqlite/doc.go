@@ -31,7 +31,7 @@
 // every List order is an index walk; and json_extract(metadata,
 // '$.run_id') for DeleteForRuns. Getting the latest checkpoint, or one by
 // ID, and listing one thread and namespace with a limit, are primary-key
-// range seeks whose cost does not grow with history (see BENCHMARKS.md).
+// range seeks whose cost does not grow with history (see docs/benchmarks.md).
 //
 // Metadata is JSON so SQLite can filter on it, but written and read with
 // this package's own codec rather than encoding/json: integers stay int64
