@@ -116,7 +116,7 @@
 // # Extending
 //
 // Other files of this package add spec groups by appending a
-// func(Harness) to extraGroups from an init func; each group runs inside
-// the harness container, so Skip and the report cover it. The
+// func(*env) to extraGroups from an init func; each group runs inside
+// the harness container with a fresh saver per spec, so Skip and the report cover it. The
 // reference-engine specs (ENGINE-* rules) plug in that way.
 package conformance

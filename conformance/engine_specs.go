@@ -24,17 +24,12 @@ var lEngine = g.Label("engine")
 
 func init() { extraGroups = append(extraGroups, engineSpecs) }
 
-func engineSpecs(h Harness) {
+func engineSpecs(e *env) {
 	g.Describe("driven by the reference engine", lEngine, func() {
 		for _, sc := range enginetest.All() {
 			check(fmt.Sprintf("[%s] %s", sc.Rule, sc.Doc), lEngine, func(ctx context.Context) {
-				s, cleanup, err := h.New(ctx)
-				Expect(err).NotTo(HaveOccurred(), "Harness.New")
-				if cleanup != nil {
-					g.DeferCleanup(cleanup)
-				}
-				env := &enginetest.Env{Saver: s}
-				err = sc.Run(ctx, env)
+				env := &enginetest.Env{Saver: e.s}
+				err := sc.Run(ctx, env)
 				if err != nil {
 					err = fmt.Errorf("%w\nsaver calls of the scenario:\n%s", err, callSummary(env.Calls))
 				}
@@ -49,12 +44,7 @@ func engineSpecs(h Harness) {
 		}
 		for _, tr := range traces {
 			check(fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name), lEngine, func(ctx context.Context) {
-				s, cleanup, err := h.New(ctx)
-				Expect(err).NotTo(HaveOccurred(), "Harness.New")
-				if cleanup != nil {
-					g.DeferCleanup(cleanup)
-				}
-				Expect(refengine.Replay(ctx, s, tr.Calls)).To(Succeed())
+				Expect(refengine.Replay(ctx, e.s, tr.Calls)).To(Succeed())
 			})
 		}
 	})

@@ -29,8 +29,8 @@ type Harness struct {
 // extraGroups are further spec groups registered by other files of this
 // package (the reference-engine specs append to it from an init func). Each
 // is called inside the harness container, so the harness's Skip map and the
-// report cover its specs too.
-var extraGroups []func(Harness)
+// report cover its specs too; e.s is the fresh saver of the running spec.
+var extraGroups []func(e *env)
 
 // specTimeout bounds every spec, so that a saver that deadlocks (for example
 // one that never releases a lock after an early break out of List) fails a
@@ -102,7 +102,7 @@ func Describe(h Harness) bool {
 		concSpecs(e)
 		modelSpecs(e)
 		for _, group := range extraGroups {
-			group(h)
+			group(e)
 		}
 	})
 }
