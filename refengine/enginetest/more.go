@@ -97,18 +97,7 @@ var siblingForks = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "sibling_forks"}
 		cnt := newCounter()
-		node := func(name string, v int) refengine.NodeFunc {
-			return func(context.Context, refengine.State) (refengine.Update, error) {
-				cnt.hit(name)
-				return refengine.Update{"value": v}, nil
-			}
-		}
-		g := c.build(refengine.NewStateGraph().
-			AddKey("value", refengine.Reducer(refengine.AddNumbers, nil)).
-			AddNode("node_a", node("node_a", 10)).
-			AddNode("node_b", node("node_b", 100)).
-			AddEdge(refengine.Start, "node_a").
-			AddEdge("node_a", "node_b"), refengine.WithSaver(env.recorder()))
+		g := c.build(adderGraph(cnt), refengine.WithSaver(env.recorder()))
 		if !c.ok() {
 			return c.err
 		}

@@ -15,18 +15,7 @@ var updateFork = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "update_fork"}
 		cnt := newCounter()
-		node := func(name string, v int) refengine.NodeFunc {
-			return func(context.Context, refengine.State) (refengine.Update, error) {
-				cnt.hit(name)
-				return refengine.Update{"value": v}, nil
-			}
-		}
-		g := c.build(refengine.NewStateGraph().
-			AddKey("value", refengine.Reducer(refengine.AddNumbers, nil)).
-			AddNode("node_a", node("node_a", 10)).
-			AddNode("node_b", node("node_b", 100)).
-			AddEdge(refengine.Start, "node_a").
-			AddEdge("node_a", "node_b"), refengine.WithSaver(env.recorder()))
+		g := c.build(adderGraph(cnt), refengine.WithSaver(env.recorder()))
 		if !c.ok() {
 			return c.err
 		}
@@ -283,4 +272,22 @@ var exitDurability = Scenario{
 		}
 		return c.err
 	},
+}
+
+// adderGraph is START -> node_a -> node_b over one summing key, "value":
+// node_a adds 10 and node_b adds 100, each counting its runs in cnt. The
+// time-travel scenarios fork and update it.
+func adderGraph(cnt *counter) *refengine.StateGraph {
+	node := func(name string, v int) refengine.NodeFunc {
+		return func(context.Context, refengine.State) (refengine.Update, error) {
+			cnt.hit(name)
+			return refengine.Update{"value": v}, nil
+		}
+	}
+	return refengine.NewStateGraph().
+		AddKey("value", refengine.Reducer(refengine.AddNumbers, nil)).
+		AddNode("node_a", node("node_a", 10)).
+		AddNode("node_b", node("node_b", 100)).
+		AddEdge(refengine.Start, "node_a").
+		AddEdge("node_a", "node_b")
 }
