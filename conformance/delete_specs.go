@@ -24,7 +24,7 @@ func (e *env) threadFixture(ctx context.Context, th string) []spec.Config {
 			if i == 0 {
 				nv["k"] = "1"
 			}
-			cfg := e.putCP(ctx, spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: parent},
+			cfg := e.putCP(ctx, spec.Config{ThreadID: th, Namespace: ns, CheckpointID: parent},
 				cpOf(id, map[string]any{"c": th + "/" + ns + "/" + id, "k": "kept"}, spec.Versions{"c": ver, "k": "1"}),
 				md("step", i, "run_id", "run-"+id), nv)
 			e.writes(ctx, cfg, "task", spec.Write{Channel: "w", Value: id}, spec.Write{Channel: spec.ErrorChannel, Value: "e" + id})
@@ -86,7 +86,7 @@ func deleteSpecs(e *env) {
 			e.threadFixture(ctx, "t")
 			Expect(e.s.DeleteThread(ctx, "t")).To(Succeed())
 			for _, ns := range []string{"", "sub:1"} {
-				e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: ns}, cpOf("2", nil, spec.Versions{"c": "2", "k": "1"}), nil, nil)
+				e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: ns}, cpOf("2", nil, spec.Versions{"c": "2", "k": "1"}), nil, nil)
 				expectSame(e.get(ctx, "t", ns, "2").Checkpoint.ChannelValues, map[string]any{}, "values after delete in "+ns)
 			}
 		})

@@ -60,7 +60,7 @@ func callSummary(calls []refengine.Call) string {
 			out += fmt.Sprintf("  ... %d more\n", len(calls)-maxLines)
 			break
 		}
-		line := fmt.Sprintf("  %s ns=%q id=%s", c.Method, c.Config.CheckpointNS, c.Config.CheckpointID)
+		line := fmt.Sprintf("  %s ns=%q id=%s", c.Method, c.Config.Namespace, c.Config.CheckpointID)
 		switch c.Method {
 		case refengine.MethodPut:
 			line += fmt.Sprintf(" -> %s %v", c.Checkpoint.ID, c.Metadata)

@@ -19,7 +19,7 @@ func errorSpecs(e *env) {
 		check("[ERR-1] rejects Put with an empty thread ID or checkpoint ID and stores nothing", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
 			before := e.snapshot(ctx)
-			_, err := e.s.Put(ctx, spec.Config{CheckpointNS: "", CheckpointID: "1"}, cpOf("9", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
+			_, err := e.s.Put(ctx, spec.Config{Namespace: "", CheckpointID: "1"}, cpOf("9", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
 			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty thread ID")
 			_, err = e.s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
 			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty checkpoint ID")
@@ -103,7 +103,7 @@ func errorSpecs(e *env) {
 				calls := map[string]func() error{
 					"put thread": func() error { return putErr(ctx, e.s, spec.Config{ThreadID: bad}, cpOf("9", nil, nil)) },
 					"put namespace": func() error {
-						return putErr(ctx, e.s, spec.Config{ThreadID: "t", CheckpointNS: bad}, cpOf("9", nil, nil))
+						return putErr(ctx, e.s, spec.Config{ThreadID: "t", Namespace: bad}, cpOf("9", nil, nil))
 					},
 					"put parent": func() error {
 						return putErr(ctx, e.s, spec.Config{ThreadID: "t", CheckpointID: bad}, cpOf("9", nil, nil))
@@ -115,7 +115,7 @@ func errorSpecs(e *env) {
 					},
 					"writes thread": func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: bad, CheckpointID: "1"}, w, "task", "") },
 					"writes namespace": func() error {
-						return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointNS: bad, CheckpointID: "1"}, w, "task", "")
+						return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", Namespace: bad, CheckpointID: "1"}, w, "task", "")
 					},
 					"writes checkpoint": func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: bad}, w, "task", "") },
 					"writes task":       func() error { return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"}, w, bad, "") },
@@ -123,7 +123,7 @@ func errorSpecs(e *env) {
 						return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"}, append(w, spec.Write{Channel: bad, Value: 2}), "task", "")
 					},
 					"get thread":     func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: bad}); return err },
-					"get namespace":  func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointNS: bad}); return err },
+					"get namespace":  func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", Namespace: bad}); return err },
 					"get checkpoint": func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: bad}); return err },
 					"list thread":    func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: bad}) },
 					"list namespace": func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Namespace: bad}) },

@@ -52,7 +52,7 @@ func cpOf(id string, values map[string]any, versions spec.Versions) spec.Checkpo
 // parent as parent ID ("" for none), and fails the spec on error.
 func (e *env) put(ctx context.Context, thread, ns, parent, id string, md spec.Metadata) spec.Config {
 	g.GinkgoHelper()
-	return e.putCP(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, cpOf(id, nil, nil), md, spec.Versions{})
+	return e.putCP(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cpOf(id, nil, nil), md, spec.Versions{})
 }
 
 // putCP calls Put and fails the spec on error.
@@ -66,7 +66,7 @@ func (e *env) putCP(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 // putValues stores a checkpoint whose values are all new.
 func (e *env) putValues(ctx context.Context, thread, ns, parent, id string, values map[string]any, versions spec.Versions) spec.Config {
 	g.GinkgoHelper()
-	return e.putCP(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, cpOf(id, values, versions), nil, versions)
+	return e.putCP(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cpOf(id, values, versions), nil, versions)
 }
 
 // writes calls PutWrites and fails the spec on error.
@@ -78,7 +78,7 @@ func (e *env) writes(ctx context.Context, cfg spec.Config, task string, ws ...sp
 // get calls GetTuple and fails the spec unless it succeeds.
 func (e *env) get(ctx context.Context, thread, ns, id string) *spec.Tuple {
 	g.GinkgoHelper()
-	t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
+	t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: id})
 	Expect(err).NotTo(HaveOccurred(), "GetTuple %q %q %q", thread, ns, id)
 	Expect(t).NotTo(BeNil(), "GetTuple returned a nil tuple without error")
 	return t
@@ -87,7 +87,7 @@ func (e *env) get(ctx context.Context, thread, ns, id string) *spec.Tuple {
 // expectMissing asserts that GetTuple reports ErrNotFound.
 func (e *env) expectMissing(ctx context.Context, thread, ns, id string) {
 	g.GinkgoHelper()
-	t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
+	t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: id})
 	Expect(err).To(MatchError(spec.ErrNotFound), "GetTuple %q %q %q should be ErrNotFound", thread, ns, id)
 	Expect(t).To(BeNil())
 }
@@ -136,7 +136,7 @@ func keysOf(ts []*spec.Tuple) []string {
 }
 
 func keyString(c spec.Config) string {
-	return fmt.Sprintf("%q/%q/%q", c.ThreadID, c.CheckpointNS, c.CheckpointID)
+	return fmt.Sprintf("%q/%q/%q", c.ThreadID, c.Namespace, c.CheckpointID)
 }
 
 // idsOf returns the checkpoint IDs of tuples.

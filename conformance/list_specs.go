@@ -12,7 +12,7 @@ import (
 
 // keyOf is a checkpoint key in expectations.
 func keyOf(thread, ns, id string) string {
-	return keyString(spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
+	return keyString(spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: id})
 }
 
 // listFixture stores checkpoints in two threads and two namespaces, with
@@ -88,7 +88,7 @@ func listSpecs(e *env) {
 		})
 
 		check("[LIST-SCOPE-5] returns full tuples, equal to GetTuple's", lList, func(ctx context.Context) {
-			c1 := e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "s:1"}, cpOf("1", map[string]any{"a": "x", "b": []any{}}, spec.Versions{"a": "1", "b": "1"}), md("source", "input"), spec.Versions{"a": "1", "b": "1"})
+			c1 := e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "s:1"}, cpOf("1", map[string]any{"a": "x", "b": []any{}}, spec.Versions{"a": "1", "b": "1"}), md("source", "input"), spec.Versions{"a": "1", "b": "1"})
 			c2 := e.putCP(ctx, c1, cpOf("2", map[string]any{"a": "y"}, spec.Versions{"a": "2", "b": "1"}), md("source", "loop"), spec.Versions{"a": "2"})
 			e.writes(ctx, c1, "task", spec.Write{Channel: "w", Value: 1}, spec.Write{Channel: spec.InterruptChannel, Value: map[string]any{"q": "?"}})
 			e.writes(ctx, c2, "task", spec.Write{Channel: "w", Value: 2})

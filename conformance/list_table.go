@@ -51,14 +51,14 @@ var tableFixture = func() []tableCP {
 func (e *env) loadTable(ctx context.Context, m *model) {
 	g.GinkgoHelper()
 	for i, c := range tableFixture {
-		cfg := spec.Config{ThreadID: c.thread, CheckpointNS: c.ns, CheckpointID: c.parent}
+		cfg := spec.Config{ThreadID: c.thread, Namespace: c.ns, CheckpointID: c.parent}
 		ver := spec.Version(fmt.Sprintf("%d", i+1))
 		cp := cpOf(c.id, map[string]any{"v": int64(i)}, spec.Versions{"v": ver})
 		nv := spec.Versions{"v": ver}
 		e.putCP(ctx, cfg, cp, c.md, nv)
 		m.put(cfg, cp, c.md, nv)
 		if len(c.writes) > 0 {
-			wcfg := spec.Config{ThreadID: c.thread, CheckpointNS: c.ns, CheckpointID: c.id}
+			wcfg := spec.Config{ThreadID: c.thread, Namespace: c.ns, CheckpointID: c.id}
 			e.writes(ctx, wcfg, "task", c.writes...)
 			m.putWrites(wcfg, c.writes, "task")
 		}

@@ -54,14 +54,14 @@ func (m *model) put(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv sp
 		if ok {
 			v, _ = spec.Normalize(v)
 		}
-		m.values[mval{cfg.ThreadID, cfg.CheckpointNS, ch, ver}] = mvalue{present: ok, v: v}
+		m.values[mval{cfg.ThreadID, cfg.Namespace, ch, ver}] = mvalue{present: ok, v: v}
 	}
 	nmd, _ := spec.NormalizeMetadata(md)
 	stored := spec.Checkpoint{V: cp.V, ID: cp.ID, TS: cp.TS, ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}}
 	for ch, ver := range cp.ChannelVersions {
 		stored.ChannelVersions[ch] = ver
 	}
-	m.cps[mkey{cfg.ThreadID, cfg.CheckpointNS, cp.ID}] = &mcp{parent: cfg.CheckpointID, cp: stored, metadata: nmd}
+	m.cps[mkey{cfg.ThreadID, cfg.Namespace, cp.ID}] = &mcp{parent: cfg.CheckpointID, cp: stored, metadata: nmd}
 }
 
 // putWrites mirrors Saver.PutWrites.
@@ -78,7 +78,7 @@ func (m *model) putWrites(cfg spec.Config, writes []spec.Write, task string) {
 		case spec.ResumeChannel:
 			idx = -4
 		}
-		ck := mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}
+		ck := mkey{cfg.ThreadID, cfg.Namespace, cfg.CheckpointID}
 		if m.writes[ck] == nil {
 			m.writes[ck] = map[mtask]spec.PendingWrite{}
 		}
@@ -95,7 +95,7 @@ func (m *model) putWrites(cfg spec.Config, writes []spec.Write, task string) {
 func (m *model) tuple(k mkey) *spec.Tuple {
 	c := m.cps[k]
 	t := &spec.Tuple{
-		Config:        spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: k.id},
+		Config:        spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: k.id},
 		Checkpoint:    spec.Checkpoint{V: c.cp.V, ID: c.cp.ID, TS: c.cp.TS, ChannelValues: map[string]any{}, ChannelVersions: spec.Versions{}},
 		Metadata:      spec.Metadata{},
 		PendingWrites: []spec.PendingWrite{},
@@ -110,7 +110,7 @@ func (m *model) tuple(k mkey) *spec.Tuple {
 		t.Metadata[key], _ = spec.Normalize(v)
 	}
 	if c.parent != "" {
-		t.Parent = &spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: c.parent}
+		t.Parent = &spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: c.parent}
 	}
 	var wks []mtask
 	for wk := range m.writes[k] {
@@ -130,7 +130,7 @@ func (m *model) tuple(k mkey) *spec.Tuple {
 // get mirrors Saver.GetTuple; nil means ErrNotFound.
 func (m *model) get(cfg spec.Config) *spec.Tuple {
 	if cfg.CheckpointID != "" {
-		k := mkey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}
+		k := mkey{cfg.ThreadID, cfg.Namespace, cfg.CheckpointID}
 		if m.cps[k] == nil {
 			return nil
 		}
@@ -138,7 +138,7 @@ func (m *model) get(cfg spec.Config) *spec.Tuple {
 	}
 	var best *mkey
 	for k := range m.cps {
-		if k.thread == cfg.ThreadID && k.ns == cfg.CheckpointNS && (best == nil || k.id > best.id) {
+		if k.thread == cfg.ThreadID && k.ns == cfg.Namespace && (best == nil || k.id > best.id) {
 			best = &k
 		}
 	}

@@ -93,7 +93,7 @@ func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
 	case opPut:
 		var out spec.Config
 		out, err = s.Put(ctx, o.cfg, o.cp, o.md, o.nv)
-		if want := (spec.Config{ThreadID: o.cfg.ThreadID, CheckpointNS: o.cfg.CheckpointNS, CheckpointID: o.cp.ID}); err == nil && out != want {
+		if want := (spec.Config{ThreadID: o.cfg.ThreadID, Namespace: o.cfg.Namespace, CheckpointID: o.cp.ID}); err == nil && out != want {
 			return fmt.Sprintf("Put returned %+v, want %+v", out, want)
 		}
 	case opWrites:

@@ -14,7 +14,7 @@ func nsSpecs(e *env) {
 	g.Describe("Namespaces", func() {
 		check("[NS-1][WRITES-1] isolates checkpoints, writes and values of two namespaces sharing a checkpoint ID", lPut, func(ctx context.Context) {
 			for _, ns := range []string{"", "child:1"} {
-				cfg := e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: ns}, cpOf("same", map[string]any{"c": "value-" + ns}, spec.Versions{"c": "1"}), md("ns", ns), spec.Versions{"c": "1"})
+				cfg := e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: ns}, cpOf("same", map[string]any{"c": "value-" + ns}, spec.Versions{"c": "1"}), md("ns", ns), spec.Versions{"c": "1"})
 				e.writes(ctx, cfg, "task", spec.Write{Channel: "w", Value: "write-" + ns})
 			}
 			for _, ns := range []string{"", "child:1"} {
@@ -22,9 +22,9 @@ func nsSpecs(e *env) {
 				expectSame(t.Checkpoint.ChannelValues, map[string]any{"c": "value-" + ns}, "values in "+ns)
 				Expect(t.Metadata).To(HaveKeyWithValue("ns", ns))
 				Expect(t.PendingWrites).To(Equal([]spec.PendingWrite{pw("task", "w", "write-"+ns)}))
-				Expect(e.get(ctx, "t", ns, "").Config.CheckpointNS).To(Equal(ns))
+				Expect(e.get(ctx, "t", ns, "").Config.Namespace).To(Equal(ns))
 				listed := e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: ns})
-				Expect(keysOf(listed)).To(Equal([]string{keyString(spec.Config{ThreadID: "t", CheckpointNS: ns, CheckpointID: "same"})}))
+				Expect(keysOf(listed)).To(Equal([]string{keyString(spec.Config{ThreadID: "t", Namespace: ns, CheckpointID: "same"})}))
 			}
 			e.expectMissing(ctx, "t", "other", "same")
 			e.expectMissing(ctx, "t", "other", "")
@@ -35,23 +35,23 @@ func nsSpecs(e *env) {
 			e.putValues(ctx, "t", "sub:1", "", "b1", map[string]any{"c": "sub"}, spec.Versions{"c": "1"})
 			// Each namespace references c@1 without storing it.
 			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "a1"}, cpOf("a2", nil, spec.Versions{"c": "1"}), nil, nil)
-			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "b1"}, cpOf("b2", nil, spec.Versions{"c": "1"}), nil, nil)
+			e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "b1"}, cpOf("b2", nil, spec.Versions{"c": "1"}), nil, nil)
 			expectSame(e.get(ctx, "t", "", "a2").Checkpoint.ChannelValues, map[string]any{"c": "root"}, "root")
 			expectSame(e.get(ctx, "t", "sub:1", "b2").Checkpoint.ChannelValues, map[string]any{"c": "sub"}, "sub")
 			// A namespace that never stored c@1 reads no value.
-			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointNS: "other"}, cpOf("o1", nil, spec.Versions{"c": "1"}), nil, nil)
+			e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "other"}, cpOf("o1", nil, spec.Versions{"c": "1"}), nil, nil)
 			expectSame(e.get(ctx, "t", "other", "o1").Checkpoint.ChannelValues, map[string]any{}, "other")
 		})
 
 		check("[NS-3] stores full subgraph namespaces verbatim", lPut, func(ctx context.Context) {
 			full := "parent:1f2a|child:9b|3"
 			e.put(ctx, "t", full, "", "c1", nil)
-			Expect(e.get(ctx, "t", full, "").Config.CheckpointNS).To(Equal(full))
+			Expect(e.get(ctx, "t", full, "").Config.Namespace).To(Equal(full))
 			e.expectMissing(ctx, "t", spec.RecastNamespace(full), "")
 			e.expectMissing(ctx, "t", "parent:1f2a", "")
 			listed := e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true})
 			Expect(listed).To(HaveLen(1))
-			Expect(listed[0].Config.CheckpointNS).To(Equal(full))
+			Expect(listed[0].Config.Namespace).To(Equal(full))
 		})
 
 		check("[NS-4] round-trips the metadata parents map", lPut, func(ctx context.Context) {

@@ -102,7 +102,7 @@ func runsSpecs(e *env) {
 			Expect(d.DeleteForRuns(ctx, []string{"run-1"})).To(Succeed())
 			got := e.get(ctx, "t", "sub:1", "2")
 			expectTuple(got, want)
-			Expect(got.Parent).To(Equal(&spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "1"}))
+			Expect(got.Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "1"}))
 			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: "sub:1"}))).To(Equal([]string{"3", "2"}))
 		})
 

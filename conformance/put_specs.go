@@ -13,9 +13,9 @@ import (
 func putSpecs(e *env) {
 	g.Describe("Put and identity", func() {
 		check("[PUT-1][ID-3] stores under (thread, namespace, cp.ID) and returns that config", lPut, func(ctx context.Context) {
-			cfg := spec.Config{ThreadID: "t1", CheckpointNS: "child:1", CheckpointID: "parent-id"}
+			cfg := spec.Config{ThreadID: "t1", Namespace: "child:1", CheckpointID: "parent-id"}
 			out := e.putCP(ctx, cfg, cpOf("cp-7", nil, nil), nil, nil)
-			Expect(out).To(Equal(spec.Config{ThreadID: "t1", CheckpointNS: "child:1", CheckpointID: "cp-7"}))
+			Expect(out).To(Equal(spec.Config{ThreadID: "t1", Namespace: "child:1", CheckpointID: "cp-7"}))
 			t := e.get(ctx, "t1", "child:1", "cp-7")
 			Expect(t.Config).To(Equal(out))
 			Expect(t.Checkpoint.ID).To(Equal("cp-7"))
@@ -28,16 +28,16 @@ func putSpecs(e *env) {
 			for _, th := range oddThreads {
 				for _, ns := range oddNS {
 					out := e.put(ctx, th, ns, "p|%_", id, md("th", th, "ns", ns))
-					Expect(out).To(Equal(spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: id}))
+					Expect(out).To(Equal(spec.Config{ThreadID: th, Namespace: ns, CheckpointID: id}))
 				}
 			}
 			for _, th := range oddThreads {
 				for _, ns := range oddNS {
 					t := e.get(ctx, th, ns, id)
-					Expect(t.Config).To(Equal(spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: id}))
+					Expect(t.Config).To(Equal(spec.Config{ThreadID: th, Namespace: ns, CheckpointID: id}))
 					Expect(t.Metadata).To(HaveKeyWithValue("th", th))
 					Expect(t.Metadata).To(HaveKeyWithValue("ns", ns))
-					Expect(t.Parent).To(Equal(&spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: "p|%_"}))
+					Expect(t.Parent).To(Equal(&spec.Config{ThreadID: th, Namespace: ns, CheckpointID: "p|%_"}))
 					got := e.list(ctx, spec.ListOptions{ThreadID: th, Namespace: ns})
 					Expect(keysOf(got)).To(Equal([]string{keyString(t.Config)}), "wildcard-like characters must match literally")
 				}
@@ -58,7 +58,7 @@ func putSpecs(e *env) {
 		check("[ID-1] treats the same checkpoint ID in two threads and two namespaces as four checkpoints", lPut, func(ctx context.Context) {
 			keys := [][2]string{{"ta", ""}, {"ta", "sub:1"}, {"tb", ""}, {"tb", "sub:1"}}
 			for i, k := range keys {
-				e.putCP(ctx, spec.Config{ThreadID: k[0], CheckpointNS: k[1]}, cpOf("same", map[string]any{"c": int64(i)}, spec.Versions{"c": "1"}), md("i", i), spec.Versions{"c": "1"})
+				e.putCP(ctx, spec.Config{ThreadID: k[0], Namespace: k[1]}, cpOf("same", map[string]any{"c": int64(i)}, spec.Versions{"c": "1"}), md("i", i), spec.Versions{"c": "1"})
 			}
 			for i, k := range keys {
 				t := e.get(ctx, k[0], k[1], "same")
@@ -80,7 +80,7 @@ func putSpecs(e *env) {
 		check("[PUT-2] stores a non-empty cfg.CheckpointID as the parent, in the same thread and namespace, even if absent", lPut, func(ctx context.Context) {
 			e.put(ctx, "t", "ns:1", "never-stored", "c1", nil)
 			t := e.get(ctx, "t", "ns:1", "c1")
-			Expect(t.Parent).To(Equal(&spec.Config{ThreadID: "t", CheckpointNS: "ns:1", CheckpointID: "never-stored"}))
+			Expect(t.Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "ns:1", CheckpointID: "never-stored"}))
 		})
 
 		check("[PUT-3] stores a checkpoint without a parent when cfg.CheckpointID is empty", lPut, func(ctx context.Context) {

@@ -172,16 +172,16 @@ func (s *genState) valid(o op) bool {
 	}
 	switch o.kind {
 	case opPut:
-		if s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cp.ID}] {
+		if s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.Namespace, o.cp.ID}] {
 			return false
 		}
 		for ch, ver := range o.cp.ChannelVersions {
-			if _, isNew := o.nv[ch]; !isNew && s.uncertain[mval{o.cfg.ThreadID, o.cfg.CheckpointNS, ch, ver}] {
+			if _, isNew := o.nv[ch]; !isNew && s.uncertain[mval{o.cfg.ThreadID, o.cfg.Namespace, ch, ver}] {
 				return false
 			}
 		}
 	case opWrites:
-		return !s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.CheckpointNS, o.cfg.CheckpointID}]
+		return !s.uncertainWrites[mkey{o.cfg.ThreadID, o.cfg.Namespace, o.cfg.CheckpointID}]
 	case opCopy:
 		if o.thread == o.dst {
 			return false
@@ -221,7 +221,7 @@ func (s *genState) apply(o op) {
 	case opPut:
 		m.put(o.cfg, o.cp, o.md, o.nv)
 		for ch, ver := range o.nv {
-			delete(s.uncertain, mval{o.cfg.ThreadID, o.cfg.CheckpointNS, ch, ver})
+			delete(s.uncertain, mval{o.cfg.ThreadID, o.cfg.Namespace, ch, ver})
 		}
 	case opWrites:
 		m.putWrites(o.cfg, o.writes, o.task)
@@ -337,7 +337,7 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 		for i := range ws {
 			ws[i] = spec.Write{Channel: pick(r, rWriteChs), Value: randValue(r, 0)}
 		}
-		return op{kind: opWrites, cfg: spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: k.id}, writes: ws, task: pick(r, rTasks)}
+		return op{kind: opWrites, cfg: spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: k.id}, writes: ws, task: pick(r, rTasks)}
 	case n < 61:
 		return s.drawInvalid(r, th, ns)
 	case n < 68:
@@ -345,7 +345,7 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 		if r.IntN(2) == 0 {
 			id = pick(r, rIDs)
 		}
-		return op{kind: opGet, cfg: spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: id}}
+		return op{kind: opGet, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: id}}
 	case n < 85:
 		return op{kind: opList, opts: randList(r)}
 	case n < 89:
@@ -385,16 +385,16 @@ func (s *genState) drawInvalid(r *rand.Rand, th, ns string) op {
 		o.md["bad"], o.want = []any{"ok", math.Inf(1)}, spec.ErrUnsupportedValue
 		return o
 	case 4:
-		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, CheckpointNS: ns}, writes: []spec.Write{{Channel: "c1", Value: 1}}, task: pick(r, rTasks), want: spec.ErrInvalidConfig}
+		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, Namespace: ns}, writes: []spec.Write{{Channel: "c1", Value: 1}}, task: pick(r, rTasks), want: spec.ErrInvalidConfig}
 	case 5:
 		ws := []spec.Write{{Channel: "c1", Value: 1}, {Channel: spec.ErrorChannel, Value: "e"}, {Channel: "c2", Value: map[string]any{"f": func() {}}}}
-		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: pick(r, rIDs)}, writes: ws, task: pick(r, rTasks), want: spec.ErrUnsupportedValue}
+		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: pick(r, rIDs)}, writes: ws, task: pick(r, rTasks), want: spec.ErrUnsupportedValue}
 	case 6:
 		o := op{kind: opList, opts: randList(r), want: spec.ErrInvalidArgument}
 		o.opts.Limit = -1 - r.IntN(3)
 		return o
 	}
-	return op{kind: opGet, cfg: spec.Config{CheckpointNS: ns, CheckpointID: pick(r, rIDs)}, want: spec.ErrInvalidConfig}
+	return op{kind: opGet, cfg: spec.Config{Namespace: ns, CheckpointID: pick(r, rIDs)}, want: spec.ErrInvalidConfig}
 }
 
 func (s *genState) drawPut(r *rand.Rand, th, ns string) op {
@@ -420,7 +420,7 @@ func (s *genState) drawPut(r *rand.Rand, th, ns string) op {
 		}
 	}
 	cp := cpOf(pick(r, rIDs), vals, vers)
-	return op{kind: opPut, cfg: spec.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: parent}, cp: cp, md: randMetadata(r), nv: nv}
+	return op{kind: opPut, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: parent}, cp: cp, md: randMetadata(r), nv: nv}
 }
 
 // randList returns random, valid list options.

@@ -30,7 +30,7 @@ var (
 
 // Rules returns the rules of spec/SPEC.md in document order.
 func Rules() []Rule {
-	rulesOnce.Do(func() { rules = parseRules(spec.SpecMarkdown) })
+	rulesOnce.Do(func() { rules = parseRules(spec.SpecMarkdown()) })
 	return slices.Clone(rules)
 }
 

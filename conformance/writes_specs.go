@@ -81,7 +81,7 @@ func writesSpecs(e *env) {
 		})
 
 		check("[WRITES-7] accepts writes before their checkpoint exists and shows them once it does", lWrites, func(ctx context.Context) {
-			early := spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "later"}
+			early := spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "later"}
 			e.writes(ctx, early, "task", spec.Write{Channel: "ch", Value: "early"})
 			e.expectMissing(ctx, "t", "sub:1", "later")
 			e.put(ctx, "t", "sub:1", "", "later", nil)

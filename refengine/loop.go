@@ -85,7 +85,7 @@ func newLoop(g *Graph, saver spec.Saver, ns string, opts runOpts) *loop {
 }
 
 func (l *loop) config(id string) spec.Config {
-	return spec.Config{ThreadID: l.opts.thread, CheckpointNS: l.ns, CheckpointID: id}
+	return spec.Config{ThreadID: l.opts.thread, Namespace: l.ns, CheckpointID: id}
 }
 
 func (l *loop) nextVersion(cur spec.Version) spec.Version {

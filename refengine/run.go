@@ -29,9 +29,9 @@ type Command struct {
 type RunConfig struct {
 	// ThreadID names the thread; required.
 	ThreadID string
-	// CheckpointNS addresses a subgraph's namespace for GetState, History
+	// Namespace addresses a subgraph's namespace for GetState, History
 	// and UpdateState; Invoke always runs the root graph in "".
-	CheckpointNS string
+	Namespace string
 	// CheckpointID, when set, makes Invoke time-travel from (or resume)
 	// that checkpoint, and GetState/UpdateState read it instead of the
 	// latest.

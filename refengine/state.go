@@ -75,7 +75,7 @@ func (g *Graph) graphAt(ns string) (*Graph, error) {
 }
 
 // GetState returns the snapshot of the checkpoint cfg names (the latest of
-// cfg.CheckpointNS when cfg.CheckpointID is empty). For the latest
+// cfg.Namespace when cfg.CheckpointID is empty). For the latest
 // checkpoint the saved writes of finished tasks are applied and those tasks
 // leave Next; for an explicit checkpoint only null-task writes are. With
 // subgraphs, the state of every pending subgraph task is read too.
@@ -83,11 +83,11 @@ func (g *Graph) GetState(ctx context.Context, cfg RunConfig, subgraphs bool) (*S
 	if _, err := g.runOptions(cfg); err != nil {
 		return nil, err
 	}
-	sub, err := g.graphAt(cfg.CheckpointNS)
+	sub, err := g.graphAt(cfg.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return sub.snapshot(ctx, g.saver, spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cfg.CheckpointID}, subgraphs)
+	return sub.snapshot(ctx, g.saver, spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}, subgraphs)
 }
 
 func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, subgraphs bool) (*Snapshot, error) {
@@ -108,7 +108,7 @@ func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, sub
 			continue
 		}
 		n := g.byName[t.Name]
-		sc := spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: t.Namespace}
+		sc := spec.Config{ThreadID: cfg.ThreadID, Namespace: t.Namespace}
 		if t.State, err = n.sub.snapshot(ctx, s, sc, true); err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func (g *Graph) snapshotOf(tup *spec.Tuple, applyPending bool) (*Snapshot, error
 	cp := copyCheckpoint(tup.Checkpoint)
 	chans := g.loadChannels(&cp)
 	step, _ := metadataStep(tup.Metadata)
-	ns := tup.Config.CheckpointNS
+	ns := tup.Config.Namespace
 	var null []spec.Write
 	for _, w := range tup.PendingWrites {
 		if w.TaskID == spec.NullTaskID {
@@ -209,12 +209,12 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 	if _, err := g.runOptions(cfg); err != nil {
 		return nil, err
 	}
-	sub, err := g.graphAt(cfg.CheckpointNS)
+	sub, err := g.graphAt(cfg.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Snapshot
-	lo := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.CheckpointNS, CheckpointID: cfg.CheckpointID,
+	lo := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID,
 		Filter: opts.Filter, Before: opts.Before, Limit: opts.Limit}
 	for tup, err := range g.saver.List(ctx, lo) {
 		if err != nil {
@@ -243,12 +243,12 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	if err != nil {
 		return spec.Config{}, err
 	}
-	sub, err := g.graphAt(cfg.CheckpointNS)
+	sub, err := g.graphAt(cfg.Namespace)
 	if err != nil {
 		return spec.Config{}, err
 	}
 	saver := g.saver
-	loc := spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cfg.CheckpointID}
+	loc := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}
 	saved, err := saver.GetTuple(ctx, loc)
 	switch {
 	case errors.Is(err, spec.ErrNotFound) && cfg.CheckpointID == "":
@@ -256,7 +256,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	case err != nil:
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
-	l := newLoop(sub, saver, cfg.CheckpointNS, opts)
+	l := newLoop(sub, saver, cfg.Namespace, opts)
 	if asNode == CopyNode {
 		return l.copyFork(ctx, saved, values)
 	}
@@ -274,7 +274,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
 	var tasks []*task
 	if saved != nil {
-		if tasks, err = sub.prepareTasks(&cp, chans, cfg.CheckpointNS, step+1); err != nil {
+		if tasks, err = sub.prepareTasks(&cp, chans, cfg.Namespace, step+1); err != nil {
 			return spec.Config{}, err
 		}
 		if cfg.CheckpointID == "" {
@@ -299,7 +299,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	if err != nil {
 		return spec.Config{}, err
 	}
-	parentCfg := spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS}
+	parentCfg := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace}
 	if saved != nil {
 		parentCfg = saved.Config
 		taskID := ""
@@ -450,7 +450,7 @@ func (l *loop) copyFork(ctx context.Context, saved *spec.Tuple, values Update) (
 	if parents == nil {
 		parents = map[string]any{}
 	}
-	parentCfg := spec.Config{ThreadID: saved.Config.ThreadID, CheckpointNS: saved.Config.CheckpointNS}
+	parentCfg := spec.Config{ThreadID: saved.Config.ThreadID, Namespace: saved.Config.Namespace}
 	if saved.Parent != nil {
 		parentCfg = *saved.Parent
 	}

@@ -74,23 +74,23 @@ func TestNestedSubgraphs(t *testing.T) {
 	// Each level stores the interrupt.
 	for _, h := range []*spec.Tuple{root[1], child[1], grand[1]} {
 		if len(h.PendingWrites) != 1 || h.PendingWrites[0].Channel != spec.InterruptChannel {
-			t.Errorf("%s: writes %v, want one interrupt", h.Config.CheckpointNS, h.PendingWrites)
+			t.Errorf("%s: writes %v, want one interrupt", h.Config.Namespace, h.PendingWrites)
 		}
 	}
 	// The grandchild's state is readable by its full namespace (the engine
 	// finds the subgraph through the recast namespace).
-	snap, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", CheckpointNS: ns2}, false)
-	if err != nil || snap.Config.CheckpointNS != ns2 || len(snap.Next) != 1 || snap.Next[0] != "ask" {
+	snap, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: ns2}, false)
+	if err != nil || snap.Config.Namespace != ns2 || len(snap.Next) != 1 || snap.Next[0] != "ask" {
 		t.Fatalf("grandchild state: %+v, %v", snap, err)
 	}
 	full, err := g.GetState(ctx, cfg, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := full.Tasks[0].State; st == nil || st.Tasks[0].State == nil || st.Tasks[0].State.Config.CheckpointNS != ns2 {
+	if st := full.Tasks[0].State; st == nil || st.Tasks[0].State == nil || st.Tasks[0].State.Config.Namespace != ns2 {
 		t.Fatalf("recursive subgraph state missing: %+v", full.Tasks[0])
 	}
-	if _, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", CheckpointNS: "nope:1"}, false); err == nil {
+	if _, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: "nope:1"}, false); err == nil {
 		t.Error("GetState of an unknown subgraph namespace should fail")
 	}
 
@@ -142,12 +142,12 @@ func TestExitDurabilityNested(t *testing.T) {
 		t.Fatalf("root: %+v", root[0])
 	}
 	for _, h := range all {
-		if h.Config.CheckpointNS == "" {
+		if h.Config.Namespace == "" {
 			continue
 		}
 		parents, _ := h.Metadata["parents"].(map[string]any)
 		if parents[""] != root[0].Config.CheckpointID {
-			t.Errorf("%s: parents %v do not name the stored root checkpoint", h.Config.CheckpointNS, parents)
+			t.Errorf("%s: parents %v do not name the stored root checkpoint", h.Config.Namespace, parents)
 		}
 	}
 	for _, c := range rec.Calls() {

@@ -19,7 +19,7 @@ import (
 
 type jsonConfig struct {
 	ThreadID     string `json:"thread_id"`
-	CheckpointNS string `json:"checkpoint_ns"`
+	Namespace    string `json:"checkpoint_ns"`
 	CheckpointID string `json:"checkpoint_id,omitempty"`
 }
 
@@ -81,14 +81,14 @@ type jsonTrace struct {
 }
 
 func toJSONConfig(c spec.Config) *jsonConfig {
-	return &jsonConfig{ThreadID: c.ThreadID, CheckpointNS: c.CheckpointNS, CheckpointID: c.CheckpointID}
+	return &jsonConfig{ThreadID: c.ThreadID, Namespace: c.Namespace, CheckpointID: c.CheckpointID}
 }
 
 func (c *jsonConfig) spec() spec.Config {
 	if c == nil {
 		return spec.Config{}
 	}
-	return spec.Config{ThreadID: c.ThreadID, CheckpointNS: c.CheckpointNS, CheckpointID: c.CheckpointID}
+	return spec.Config{ThreadID: c.ThreadID, Namespace: c.Namespace, CheckpointID: c.CheckpointID}
 }
 
 func strVersions(vs spec.Versions) map[string]string {

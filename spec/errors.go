@@ -41,7 +41,7 @@ func ValidateIdentifier(what, s string) error {
 
 func validateConfig(op string, cfg Config) error {
 	for _, f := range [...]struct{ what, s string }{
-		{"thread ID", cfg.ThreadID}, {"namespace", cfg.CheckpointNS}, {"checkpoint ID", cfg.CheckpointID},
+		{"thread ID", cfg.ThreadID}, {"namespace", cfg.Namespace}, {"checkpoint ID", cfg.CheckpointID},
 	} {
 		if err := ValidateIdentifier(f.what, f.s); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
@@ -80,25 +80,18 @@ func ValidatePut(cfg Config, cp Checkpoint) error {
 	return nil
 }
 
-// ValidatePutWrites checks the config passed to [Saver.PutWrites]: the thread
-// ID and the checkpoint ID must not be empty and every identifier must pass
-// [ValidateIdentifier]. Errors wrap [ErrInvalidConfig]. [ValidateWrites]
-// checks the task ID and channel names too.
-func ValidatePutWrites(cfg Config) error {
+// ValidatePutWrites checks every argument of [Saver.PutWrites] but the
+// values: the thread ID and the checkpoint ID must not be empty, and the
+// config's identifiers, the task ID and every channel name must pass
+// [ValidateIdentifier]. Errors wrap [ErrInvalidConfig].
+func ValidatePutWrites(cfg Config, writes []Write, taskID string) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("put writes: empty thread ID: %w", ErrInvalidConfig)
 	}
 	if cfg.CheckpointID == "" {
 		return fmt.Errorf("put writes: empty checkpoint ID: %w", ErrInvalidConfig)
 	}
-	return validateConfig("put writes", cfg)
-}
-
-// ValidateWrites checks every argument of [Saver.PutWrites] but the values:
-// the config as [ValidatePutWrites] does, the task ID and each channel name.
-// Errors wrap [ErrInvalidConfig].
-func ValidateWrites(cfg Config, writes []Write, taskID string) error {
-	if err := ValidatePutWrites(cfg); err != nil {
+	if err := validateConfig("put writes", cfg); err != nil {
 		return err
 	}
 	if err := ValidateIdentifier("task ID", taskID); err != nil {
@@ -112,10 +105,10 @@ func ValidateWrites(cfg Config, writes []Write, taskID string) error {
 	return nil
 }
 
-// ValidateGet checks the argument of [Saver.GetTuple]: the thread ID must not
+// ValidateGetTuple checks the argument of [Saver.GetTuple]: the thread ID must not
 // be empty and every identifier must pass [ValidateIdentifier]. Errors wrap
 // [ErrInvalidConfig].
-func ValidateGet(cfg Config) error {
+func ValidateGetTuple(cfg Config) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("get tuple: empty thread ID: %w", ErrInvalidConfig)
 	}
@@ -133,7 +126,7 @@ func ValidateList(opts ListOptions) error {
 	if _, err := NormalizeFilter(opts.Filter); err != nil {
 		return fmt.Errorf("list: filter: %w", err)
 	}
-	if err := validateConfig("list", Config{ThreadID: opts.ThreadID, CheckpointNS: opts.Namespace, CheckpointID: opts.CheckpointID}); err != nil {
+	if err := validateConfig("list", Config{ThreadID: opts.ThreadID, Namespace: opts.Namespace, CheckpointID: opts.CheckpointID}); err != nil {
 		return err
 	}
 	if err := ValidateIdentifier("before", opts.Before); err != nil {
@@ -155,9 +148,9 @@ func ValidateThreadID(op, threadID string) error {
 	return nil
 }
 
-// ValidatePruneStrategy checks a [PruneStrategy]. Errors wrap
+// Validate reports an unknown strategy with an error wrapping
 // [ErrInvalidArgument].
-func ValidatePruneStrategy(s PruneStrategy) error {
+func (s PruneStrategy) Validate() error {
 	if s != KeepLatest && s != DeleteAll {
 		return fmt.Errorf("prune: unknown strategy %d: %w", int(s), ErrInvalidArgument)
 	}

@@ -17,16 +17,16 @@ func TestValidation(t *testing.T) {
 		{"put ok", spec.ValidatePut(spec.Config{ThreadID: "t"}, cp), nil},
 		{"put empty thread", spec.ValidatePut(spec.Config{}, cp), spec.ErrInvalidConfig},
 		{"put empty id", spec.ValidatePut(spec.Config{ThreadID: "t"}, spec.Checkpoint{}), spec.ErrInvalidConfig},
-		{"writes ok", spec.ValidatePutWrites(spec.Config{ThreadID: "t", CheckpointID: "1"}), nil},
-		{"writes no id", spec.ValidatePutWrites(spec.Config{ThreadID: "t"}), spec.ErrInvalidConfig},
-		{"writes no thread", spec.ValidatePutWrites(spec.Config{CheckpointID: "1"}), spec.ErrInvalidConfig},
-		{"get no thread", spec.ValidateGet(spec.Config{}), spec.ErrInvalidConfig},
+		{"writes ok", spec.ValidatePutWrites(spec.Config{ThreadID: "t", CheckpointID: "1"}, nil, ""), nil},
+		{"writes no id", spec.ValidatePutWrites(spec.Config{ThreadID: "t"}, nil, ""), spec.ErrInvalidConfig},
+		{"writes no thread", spec.ValidatePutWrites(spec.Config{CheckpointID: "1"}, nil, ""), spec.ErrInvalidConfig},
+		{"get no thread", spec.ValidateGetTuple(spec.Config{}), spec.ErrInvalidConfig},
 		{"list negative limit", spec.ValidateList(spec.ListOptions{Limit: -1}), spec.ErrInvalidArgument},
 		{"list bad filter", spec.ValidateList(spec.ListOptions{Filter: spec.Metadata{"b": []byte("x")}}), spec.ErrUnsupportedValue},
 		{"list ok", spec.ValidateList(spec.ListOptions{Limit: 3}), nil},
 		{"thread empty", spec.ValidateThreadID("delete thread", ""), spec.ErrInvalidConfig},
-		{"strategy unknown", spec.ValidatePruneStrategy(spec.PruneStrategy(9)), spec.ErrInvalidArgument},
-		{"strategy ok", spec.ValidatePruneStrategy(spec.DeleteAll), nil},
+		{"strategy unknown", spec.PruneStrategy(9).Validate(), spec.ErrInvalidArgument},
+		{"strategy ok", spec.DeleteAll.Validate(), nil},
 	}
 	for _, tt := range tests {
 		if tt.want == nil && tt.err != nil || tt.want != nil && !errors.Is(tt.err, tt.want) {

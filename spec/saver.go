@@ -8,7 +8,7 @@ import (
 // Saver stores checkpoints and pending writes. Implementations must be safe
 // for concurrent use and must honour context cancellation.
 type Saver interface {
-	// Put stores cp under (cfg.ThreadID, cfg.CheckpointNS, cp.ID) with its
+	// Put stores cp under (cfg.ThreadID, cfg.Namespace, cp.ID) with its
 	// metadata, storing the value of every channel named in newVersions.
 	// A non-empty cfg.CheckpointID is the parent's ID. Put returns the
 	// normalised config of the stored checkpoint.

@@ -14,11 +14,11 @@ type Serde interface {
 	Decode(data []byte) (any, error)
 }
 
-// DefaultSerde is the serde adapters use unless configured otherwise. It
-// uses MessagePack, LangGraph's own wire format, and preserves types: int64
-// stays int64, []byte stays []byte, nil stays nil and an empty list stays an
-// empty list.
-var DefaultSerde Serde = MsgpackSerde{}
+// DefaultSerde returns the serde adapters use unless configured otherwise:
+// [MsgpackSerde], MessagePack being LangGraph's own wire format. It preserves
+// types: int64 stays int64, []byte stays []byte, nil stays nil and an empty
+// list stays an empty list.
+func DefaultSerde() Serde { return MsgpackSerde{} }
 
 // MsgpackSerde is a type-preserving MessagePack [Serde].
 type MsgpackSerde struct{}

@@ -12,11 +12,11 @@ import (
 
 func roundTrip(t testing.TB, v any) any {
 	t.Helper()
-	data, err := spec.DefaultSerde.Encode(v)
+	data, err := spec.DefaultSerde().Encode(v)
 	if err != nil {
 		t.Fatalf("Encode(%#v): %v", v, err)
 	}
-	out, err := spec.DefaultSerde.Decode(data)
+	out, err := spec.DefaultSerde().Decode(data)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
@@ -56,11 +56,11 @@ func abbreviate(v any) string {
 }
 
 func TestSerdeRejectsUnsupported(t *testing.T) {
-	_, err := spec.DefaultSerde.Encode(map[string]any{"c": make(chan int)})
+	_, err := spec.DefaultSerde().Encode(map[string]any{"c": make(chan int)})
 	if !errors.Is(err, spec.ErrUnsupportedValue) {
 		t.Fatalf("error = %v, want ErrUnsupportedValue", err)
 	}
-	if _, err := spec.DefaultSerde.Decode([]byte{0xc1}); err == nil {
+	if _, err := spec.DefaultSerde().Decode([]byte{0xc1}); err == nil {
 		t.Fatal("decoding garbage must fail")
 	}
 }

@@ -5,7 +5,7 @@ package spec
 // parent" for Put). All three are opaque strings compared byte-wise.
 type Config struct {
 	ThreadID     string
-	CheckpointNS string
+	Namespace    string
 	CheckpointID string
 }
 

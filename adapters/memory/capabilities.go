@@ -92,7 +92,7 @@ func (m *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePruneStrategy(strategy); err != nil {
+	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	for _, id := range threadIDs {

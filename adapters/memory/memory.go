@@ -33,7 +33,7 @@ func WithSerde(s spec.Serde) Option {
 
 // New returns an empty in-memory saver.
 func New(opts ...Option) *Saver {
-	m := &Saver{serde: spec.DefaultSerde, threads: make(map[string]*thread)}
+	m := &Saver{serde: spec.DefaultSerde(), threads: make(map[string]*thread)}
 	for _, o := range opts {
 		o(m)
 	}
@@ -159,7 +159,7 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
 	}
-	n := m.ns(cfg.ThreadID, cfg.CheckpointNS, true)
+	n := m.ns(cfg.ThreadID, cfg.Namespace, true)
 	for k, v := range values {
 		n.values[k] = v
 	}
@@ -168,7 +168,7 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 		n.ids = slices.Insert(n.ids, i, cp.ID)
 	}
 	n.checkpoints[cp.ID] = stored
-	return spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+	return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
 }
 
 // PutWrites stores the writes of a task against the checkpoint named by cfg.
@@ -178,7 +178,7 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	type encoded struct {
@@ -205,7 +205,7 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	n := m.ns(cfg.ThreadID, cfg.CheckpointNS, true)
+	n := m.ns(cfg.ThreadID, cfg.Namespace, true)
 	set := n.writes[cfg.CheckpointID]
 	if set == nil {
 		set = make(map[writeKey]storedWrite, len(enc))
@@ -226,25 +226,25 @@ func (m *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := spec.ValidateGet(cfg); err != nil {
+	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	n := m.ns(cfg.ThreadID, cfg.CheckpointNS, false)
+	n := m.ns(cfg.ThreadID, cfg.Namespace, false)
 	if n == nil || len(n.ids) == 0 {
-		return nil, fmt.Errorf("memory: get thread %q namespace %q: %w", cfg.ThreadID, cfg.CheckpointNS, spec.ErrNotFound)
+		return nil, fmt.Errorf("memory: get thread %q namespace %q: %w", cfg.ThreadID, cfg.Namespace, spec.ErrNotFound)
 	}
 	id := cfg.CheckpointID
 	if id == "" {
 		id = n.ids[len(n.ids)-1]
 	}
-	t, err := m.tuple(cfg.ThreadID, cfg.CheckpointNS, n, id)
+	t, err := m.tuple(cfg.ThreadID, cfg.Namespace, n, id)
 	if err != nil {
 		return nil, err
 	}
 	if t == nil {
-		return nil, fmt.Errorf("memory: get thread %q namespace %q checkpoint %q: %w", cfg.ThreadID, cfg.CheckpointNS, id, spec.ErrNotFound)
+		return nil, fmt.Errorf("memory: get thread %q namespace %q checkpoint %q: %w", cfg.ThreadID, cfg.Namespace, id, spec.ErrNotFound)
 	}
 	return t, nil
 }
@@ -274,13 +274,13 @@ func (m *Saver) tuple(threadID, nsName string, n *namespace, id string) (*spec.T
 		return nil, err
 	}
 	t := &spec.Tuple{
-		Config:        spec.Config{ThreadID: threadID, CheckpointNS: nsName, CheckpointID: id},
+		Config:        spec.Config{ThreadID: threadID, Namespace: nsName, CheckpointID: id},
 		Checkpoint:    cp,
 		Metadata:      md,
 		PendingWrites: []spec.PendingWrite{},
 	}
 	if sc.parent != "" {
-		t.Parent = &spec.Config{ThreadID: threadID, CheckpointNS: nsName, CheckpointID: sc.parent}
+		t.Parent = &spec.Config{ThreadID: threadID, Namespace: nsName, CheckpointID: sc.parent}
 	}
 	set := n.writes[id]
 	keys := make([]writeKey, 0, len(set))

@@ -22,11 +22,11 @@ func cp(id string, values map[string]any, versions spec.Versions) spec.Checkpoin
 
 func mustPut(t *testing.T, s spec.Saver, thread, ns, parent string, c spec.Checkpoint, md spec.Metadata, nv spec.Versions) {
 	t.Helper()
-	got, err := s.Put(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, c, md, nv)
+	got, err := s.Put(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, c, md, nv)
 	if err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if want := (spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: c.ID}); got != want {
+	if want := (spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: c.ID}); got != want {
 		t.Fatalf("Put returned %+v, want %+v", got, want)
 	}
 }
@@ -38,7 +38,7 @@ func ids(t *testing.T, s spec.Saver, opts spec.ListOptions) []string {
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
-		out = append(out, tu.Config.ThreadID+"/"+tu.Config.CheckpointNS+"/"+tu.Config.CheckpointID)
+		out = append(out, tu.Config.ThreadID+"/"+tu.Config.Namespace+"/"+tu.Config.CheckpointID)
 	}
 	return out
 }
@@ -55,7 +55,7 @@ func TestGetLatestIsGreatestID(t *testing.T) {
 	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: "zz"}); !errors.Is(err, spec.ErrNotFound) {
 		t.Fatalf("missing id: %v, want ErrNotFound", err)
 	}
-	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointNS: "other"}); !errors.Is(err, spec.ErrNotFound) {
+	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", Namespace: "other"}); !errors.Is(err, spec.ErrNotFound) {
 		t.Fatalf("other namespace: %v, want ErrNotFound", err)
 	}
 }

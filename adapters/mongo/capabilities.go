@@ -238,7 +238,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePruneStrategy(strategy); err != nil {
+	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	for _, id := range threadIDs {
@@ -274,7 +274,7 @@ func (s *Saver) keepLatest(ctx context.Context, thread string) error {
 	nsList := make(bson.A, 0, len(namespaces))
 	for _, ns := range namespaces {
 		nsList = append(nsList, ns)
-		latest, err := s.GetTuple(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns})
+		latest, err := s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns})
 		if err != nil {
 			return fmt.Errorf("mongo: %s: namespace %q: %w", op, ns, err)
 		}

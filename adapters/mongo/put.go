@@ -127,7 +127,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := spec.ValidatePut(cfg, cp); err != nil {
 		return spec.Config{}, err
 	}
-	thread, ns := cfg.ThreadID, cfg.CheckpointNS
+	thread, ns := cfg.ThreadID, cfg.Namespace
 	fail := func(what string, err error) (spec.Config, error) {
 		return spec.Config{}, fmt.Errorf("mongo: put thread %q checkpoint %q: %s: %w", thread, cp.ID, what, err)
 	}
@@ -189,7 +189,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err != nil {
 		return spec.Config{}, err
 	}
-	return spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+	return spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: cp.ID}, nil
 }
 
 // insertOrReplace stores docs, whose _ids are keys: it inserts them all
@@ -238,10 +238,10 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
-	thread, ns, cid := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+	thread, ns, cid := cfg.ThreadID, cfg.Namespace, cfg.CheckpointID
 	ch := &chunker{thread: thread}
 	models := make([]mongo.WriteModel, 0, len(writes))
 	for i, w := range writes {

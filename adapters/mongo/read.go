@@ -25,23 +25,23 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := spec.ValidateGet(cfg); err != nil {
+	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
 	var res *mongo.SingleResult
 	if cfg.CheckpointID != "" {
-		res = s.checkpoints.FindOne(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)}})
+		res = s.checkpoints.FindOne(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)}})
 	} else {
-		q, sort := latestQuery(cfg.ThreadID, cfg.CheckpointNS)
+		q, sort := latestQuery(cfg.ThreadID, cfg.Namespace)
 		res = s.checkpoints.FindOne(ctx, q, options.FindOne().SetSort(sort))
 	}
 	var doc checkpointDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, fmt.Errorf("mongo: get thread %q namespace %q checkpoint %q: %w",
-				cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, spec.ErrNotFound)
+				cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, spec.ErrNotFound)
 		}
-		return nil, wrapErr(ctx, fmt.Sprintf("get thread %q namespace %q", cfg.ThreadID, cfg.CheckpointNS), err)
+		return nil, wrapErr(ctx, fmt.Sprintf("get thread %q namespace %q", cfg.ThreadID, cfg.Namespace), err)
 	}
 	tuples, err := s.assemble(ctx, []checkpointDoc{doc})
 	if err != nil {
@@ -238,13 +238,13 @@ func (s *Saver) decodeCheckpoint(ctx context.Context, d *checkpointDoc) (*spec.T
 		return fail("metadata", fmt.Errorf("stored metadata is a %T", rawMD))
 	}
 	t := &spec.Tuple{
-		Config:        spec.Config{ThreadID: d.Thread, CheckpointNS: d.NS, CheckpointID: d.ID},
+		Config:        spec.Config{ThreadID: d.Thread, Namespace: d.NS, CheckpointID: d.ID},
 		Checkpoint:    cp,
 		Metadata:      spec.Metadata(md),
 		PendingWrites: []spec.PendingWrite{},
 	}
 	if d.Parent != "" {
-		t.Parent = &spec.Config{ThreadID: d.Thread, CheckpointNS: d.NS, CheckpointID: d.Parent}
+		t.Parent = &spec.Config{ThreadID: d.Thread, Namespace: d.NS, CheckpointID: d.Parent}
 	}
 	return t, nil
 }

@@ -85,7 +85,7 @@ func New(ctx context.Context, client *mongo.Client, opts ...Option) (*Saver, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Saver{client: client, serde: spec.DefaultSerde, dbName: DefaultDatabase}
+	s := &Saver{client: client, serde: spec.DefaultSerde(), dbName: DefaultDatabase}
 	for _, o := range opts {
 		o(s)
 	}

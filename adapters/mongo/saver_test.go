@@ -21,7 +21,7 @@ func put(t *testing.T, s spec.Saver, thread, ns, parent, id string, values map[s
 		nv[ch] = spec.NextVersion("")
 	}
 	cp := spec.Checkpoint{V: 4, ID: id, TS: "2026-01-01T00:00:00Z", ChannelValues: values, ChannelVersions: nv}
-	cfg, err := s.Put(context.Background(), spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, cp, md, nv)
+	cfg, err := s.Put(context.Background(), spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cp, md, nv)
 	if err != nil {
 		t.Fatalf("put %s/%s/%s: %v", thread, ns, id, err)
 	}
@@ -35,7 +35,7 @@ func listIDs(t *testing.T, s spec.Saver, opts spec.ListOptions) []string {
 		if err != nil {
 			t.Fatalf("list %+v: %v", opts, err)
 		}
-		ids = append(ids, tup.Config.ThreadID+"/"+tup.Config.CheckpointNS+"/"+tup.Config.CheckpointID)
+		ids = append(ids, tup.Config.ThreadID+"/"+tup.Config.Namespace+"/"+tup.Config.CheckpointID)
 	}
 	return ids
 }
@@ -64,11 +64,11 @@ func TestRoundTrip(t *testing.T) {
 	for k, v := range maps {
 		nv[k] = v
 	}
-	cfg, err := s.Put(ctx, spec.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "0001"}, cp, md, nv)
+	cfg, err := s.Put(ctx, spec.Config{ThreadID: "t", Namespace: "ns", CheckpointID: "0001"}, cp, md, nv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (spec.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "0002"}); cfg != want {
+	if want := (spec.Config{ThreadID: "t", Namespace: "ns", CheckpointID: "0002"}); cfg != want {
 		t.Fatalf("config %+v, want %+v", cfg, want)
 	}
 	if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: int64(1)}, {Channel: spec.InterruptChannel, Value: "i1"}}, "task-b", "p"); err != nil {
@@ -85,7 +85,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("empty writes: %v", err)
 	}
 
-	for _, get := range []spec.Config{{ThreadID: "t", CheckpointNS: "ns"}, cfg} {
+	for _, get := range []spec.Config{{ThreadID: "t", Namespace: "ns"}, cfg} {
 		tup, err := s.GetTuple(ctx, get)
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(tup.Metadata, wantMD) {
 			t.Errorf("metadata %#v, want %#v", tup.Metadata, wantMD)
 		}
-		if tup.Parent == nil || *tup.Parent != (spec.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "0001"}) {
+		if tup.Parent == nil || *tup.Parent != (spec.Config{ThreadID: "t", Namespace: "ns", CheckpointID: "0001"}) {
 			t.Errorf("parent %+v", tup.Parent)
 		}
 		if !reflect.DeepEqual(tup.Checkpoint.VersionsSeen, cp.VersionsSeen) || tup.Checkpoint.UpdatedChannels == nil ||
@@ -109,7 +109,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("writes %#v, want %#v", tup.PendingWrites, want)
 		}
 	}
-	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "0001"}); !errors.Is(err, spec.ErrNotFound) {
+	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t", Namespace: "ns", CheckpointID: "0001"}); !errors.Is(err, spec.ErrNotFound) {
 		t.Errorf("missing checkpoint: %v", err)
 	}
 	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); !errors.Is(err, spec.ErrNotFound) {

@@ -75,7 +75,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 // writes and the values its channel versions reference; DeleteAll removes
 // the threads. Either way it is one statement.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
-	if err := spec.ValidatePruneStrategy(strategy); err != nil {
+	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	for _, id := range threadIDs {

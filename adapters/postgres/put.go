@@ -25,14 +25,14 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := s.execRetry(ctx, s.q.put, args...); err != nil {
 		return spec.Config{}, wrapErr(ctx, "put", cfg.ThreadID, err)
 	}
-	return spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+	return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
 }
 
 // putArgs validates and encodes everything Put stores, before any I/O, so
 // that bad input stores nothing.
 func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) ([]any, error) {
 	for _, t := range [][2]string{
-		{"thread ID", cfg.ThreadID}, {"namespace", cfg.CheckpointNS},
+		{"thread ID", cfg.ThreadID}, {"namespace", cfg.Namespace},
 		{"parent checkpoint ID", cfg.CheckpointID}, {"checkpoint ID", cp.ID},
 	} {
 		if err := checkText(t[0], t[1]); err != nil {
@@ -104,7 +104,7 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 		parent = cfg.CheckpointID
 	}
 	return []any{
-		cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, rec, channels, versions,
+		cfg.ThreadID, cfg.Namespace, cp.ID, parent, rec, channels, versions,
 		string(mdJSON), blobChannels, blobVersions, blobValues, mdExact,
 	}, nil
 }
@@ -113,11 +113,11 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 // statement: regular writes keep the first value stored under their key
 // (ON CONFLICT ... WHERE filters the update out), special writes the last.
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	for _, t := range [][2]string{
-		{"thread ID", cfg.ThreadID}, {"namespace", cfg.CheckpointNS}, {"checkpoint ID", cfg.CheckpointID},
+		{"thread ID", cfg.ThreadID}, {"namespace", cfg.Namespace}, {"checkpoint ID", cfg.CheckpointID},
 		{"task ID", taskID}, {"task path", taskPath},
 	} {
 		if err := checkText(t[0], t[1]); err != nil {
@@ -167,6 +167,6 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 		return err
 	}
 	err := s.execRetry(ctx, s.q.putWrites,
-		cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, taskPath, idxs, channels, values)
+		cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, taskID, taskPath, idxs, channels, values)
 	return wrapErr(ctx, "put writes", cfg.ThreadID, err)
 }

@@ -16,10 +16,10 @@ import (
 // without, the greatest ID of the thread and namespace (an index range scan
 // read backwards, one row).
 func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
-	if err := spec.ValidateGet(cfg); err != nil {
+	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
-	opts := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.CheckpointNS, CheckpointID: cfg.CheckpointID, Limit: 1}
+	opts := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID, Limit: 1}
 	for t, err := range s.list(ctx, "get tuple", opts) {
 		if err != nil {
 			return nil, err
@@ -30,7 +30,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 		return nil, err
 	}
 	return nil, fmt.Errorf("postgres: get tuple (thread %q, namespace %q, checkpoint %q): %w",
-		cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, spec.ErrNotFound)
+		cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, spec.ErrNotFound)
 }
 
 // listPlan is a List call compiled to SQL: the scope and filter conditions
@@ -258,13 +258,13 @@ func (s *Saver) decodeTuple(r *rawTuple) (*spec.Tuple, error) {
 		return nil, fmt.Errorf("checkpoint %q metadata: decoded %T, want a map", r.id, mdv)
 	}
 	t := &spec.Tuple{
-		Config:        spec.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.id},
+		Config:        spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: r.id},
 		Checkpoint:    cp,
 		Metadata:      spec.Metadata(mdm),
 		PendingWrites: make([]spec.PendingWrite, len(r.taskIDs)),
 	}
 	if r.parent != nil {
-		t.Parent = &spec.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: *r.parent}
+		t.Parent = &spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: *r.parent}
 	}
 	for i := range r.taskIDs {
 		v, err := s.serde.Decode(r.writeValues[i])

@@ -126,7 +126,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Saver{pool: pool, schema: DefaultSchema, serde: spec.DefaultSerde, pageSize: defaultPageSize}
+	s := &Saver{pool: pool, schema: DefaultSchema, serde: spec.DefaultSerde(), pageSize: defaultPageSize}
 	for _, opt := range opts {
 		if err := opt(s); err != nil {
 			return nil, err

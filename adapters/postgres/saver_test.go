@@ -16,7 +16,7 @@ import (
 func mustPut(tb testing.TB, s *Saver, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) {
 	tb.Helper()
 	if _, err := s.Put(context.Background(), cfg, cp, md, nv); err != nil {
-		tb.Fatalf("put %s/%q/%s: %v", cfg.ThreadID, cfg.CheckpointNS, cp.ID, err)
+		tb.Fatalf("put %s/%q/%s: %v", cfg.ThreadID, cfg.Namespace, cp.ID, err)
 	}
 }
 
@@ -35,7 +35,7 @@ func listAll(tb testing.TB, s *Saver, opts spec.ListOptions) []*spec.Tuple {
 func ids(ts []*spec.Tuple) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
-		out[i] = t.Config.ThreadID + "/" + t.Config.CheckpointNS + "/" + t.Config.CheckpointID
+		out[i] = t.Config.ThreadID + "/" + t.Config.Namespace + "/" + t.Config.CheckpointID
 	}
 	return out
 }
@@ -107,7 +107,7 @@ func TestRoundTrip(t *testing.T) {
 func TestPendingWrites(t *testing.T) {
 	s := newTestSaver(t)
 	ctx := context.Background()
-	cfg := spec.Config{ThreadID: "th", CheckpointNS: "ns", CheckpointID: "c1"}
+	cfg := spec.Config{ThreadID: "th", Namespace: "ns", CheckpointID: "c1"}
 	// Writes before the checkpoint exists.
 	err := s.PutWrites(ctx, cfg, []spec.Write{
 		{Channel: "x", Value: "first"}, {Channel: spec.ErrorChannel, Value: "e1"},
@@ -125,7 +125,7 @@ func TestPendingWrites(t *testing.T) {
 	if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "z", Value: nil}}, "task-a", ""); err != nil {
 		t.Fatal(err)
 	}
-	mustPut(t, s, spec.Config{ThreadID: "th", CheckpointNS: "ns"}, spec.Checkpoint{ID: "c1"}, nil, nil)
+	mustPut(t, s, spec.Config{ThreadID: "th", Namespace: "ns"}, spec.Checkpoint{ID: "c1"}, nil, nil)
 	tup, err := s.GetTuple(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestPendingWrites(t *testing.T) {
 		t.Errorf("pending writes:\n got %#v\nwant %#v", tup.PendingWrites, want)
 	}
 	// Re-putting the checkpoint keeps its writes.
-	mustPut(t, s, spec.Config{ThreadID: "th", CheckpointNS: "ns"}, spec.Checkpoint{ID: "c1", V: 2}, nil, nil)
+	mustPut(t, s, spec.Config{ThreadID: "th", Namespace: "ns"}, spec.Checkpoint{ID: "c1", V: 2}, nil, nil)
 	tup, err = s.GetTuple(ctx, cfg)
 	if err != nil || len(tup.PendingWrites) != 4 || tup.Checkpoint.V != 2 {
 		t.Fatalf("after re-put: %v %+v", err, tup)
@@ -158,7 +158,7 @@ func TestListOrderScopeAndPaging(t *testing.T) {
 	for _, th := range []string{"t2", "t1"} {
 		for _, ns := range []string{"", "sub"} {
 			for _, id := range []string{"b", "a", "c", "ab"} {
-				mustPut(t, s, spec.Config{ThreadID: th, CheckpointNS: ns}, spec.Checkpoint{ID: id}, nil, nil)
+				mustPut(t, s, spec.Config{ThreadID: th, Namespace: ns}, spec.Checkpoint{ID: id}, nil, nil)
 			}
 		}
 	}

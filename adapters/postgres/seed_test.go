@@ -33,7 +33,7 @@ func seedHistory(tb testing.TB, s *Saver, thread, ns string, n int) []string {
 		if i > 0 {
 			parent = ids[i-1]
 		}
-		args, err := s.putArgs(spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, cp,
+		args, err := s.putArgs(spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cp,
 			spec.Metadata{"source": "loop", "step": i, "parity": parity}, spec.Versions{"counter": version})
 		if err != nil {
 			tb.Fatal(err)

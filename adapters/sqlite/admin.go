@@ -107,7 +107,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 // checkpoint, write and value of the thread; [spec.DeleteAll] removes the
 // thread. See [spec.Pruner].
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
-	if err := spec.ValidatePruneStrategy(strategy); err != nil {
+	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	for _, id := range threadIDs {

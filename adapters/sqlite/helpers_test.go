@@ -65,7 +65,7 @@ func listIDs(t testing.TB, s spec.Saver, opts spec.ListOptions) []string {
 		if err != nil {
 			t.Fatalf("List %+v: %v", opts, err)
 		}
-		ids = append(ids, tup.Config.ThreadID+"/"+tup.Config.CheckpointNS+"/"+tup.Config.CheckpointID)
+		ids = append(ids, tup.Config.ThreadID+"/"+tup.Config.Namespace+"/"+tup.Config.CheckpointID)
 	}
 	return ids
 }

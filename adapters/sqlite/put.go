@@ -86,18 +86,18 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	err = s.write(ctx, "put", cfg.ThreadID, func(q querier) error {
 		for _, b := range blobs {
 			if _, err := q.ExecContext(ctx, upsertBlobSQL,
-				cfg.ThreadID, cfg.CheckpointNS, b.channel, b.version, b.kind, b.value); err != nil {
+				cfg.ThreadID, cfg.Namespace, b.channel, b.version, b.kind, b.value); err != nil {
 				return fmt.Errorf("channel %q: %w", b.channel, err)
 			}
 		}
 		_, err := q.ExecContext(ctx, upsertCheckpointSQL,
-			cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, body, mdText)
+			cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText)
 		return err
 	})
 	if err != nil {
 		return spec.Config{}, err
 	}
-	return spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+	return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
 }
 
 // PutWrites stores the writes of task taskID against the checkpoint named by
@@ -105,7 +105,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 // wins), special writes with ON CONFLICT DO UPDATE (last wins). See
 // [spec.Saver.PutWrites].
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidateWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
 		return err
 	}
 	values := make([][]byte, len(writes))
@@ -126,7 +126,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 			if idx < 0 {
 				stmt = upsertWriteSQL
 			}
-			if _, err := q.ExecContext(ctx, stmt, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID,
+			if _, err := q.ExecContext(ctx, stmt, cfg.ThreadID, cfg.Namespace, cfg.CheckpointID,
 				taskID, idx, w.Channel, values[i], taskPath); err != nil {
 				return fmt.Errorf("write %d to %q: %w", i, w.Channel, err)
 			}

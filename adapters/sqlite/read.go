@@ -28,10 +28,10 @@ const maxKeysPerQuery = 200
 // pending writes are read in one read transaction. See
 // [spec.Saver.GetTuple].
 func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
-	if err := spec.ValidateGet(cfg); err != nil {
+	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
-	query, args := getLatestSQL, []any{cfg.ThreadID, cfg.CheckpointNS}
+	query, args := getLatestSQL, []any{cfg.ThreadID, cfg.Namespace}
 	if cfg.CheckpointID != "" {
 		query, args = getByIDSQL, append(args, cfg.CheckpointID)
 	}
@@ -46,7 +46,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	}
 	if len(page) == 0 {
 		return nil, fmt.Errorf("sqlite: get tuple thread %q namespace %q checkpoint %q: %w",
-			cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, spec.ErrNotFound)
+			cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, spec.ErrNotFound)
 	}
 	return page[0], nil
 }
@@ -95,13 +95,13 @@ func (s *Saver) loadPage(ctx context.Context, q querier, query string, args []an
 		}
 		cp.ChannelValues = make(map[string]any, len(cp.ChannelVersions))
 		t := &spec.Tuple{
-			Config:        spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: k.id},
+			Config:        spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: k.id},
 			Checkpoint:    cp,
 			Metadata:      md,
 			PendingWrites: []spec.PendingWrite{},
 		}
 		if parent.Valid {
-			t.Parent = &spec.Config{ThreadID: k.thread, CheckpointNS: k.ns, CheckpointID: parent.String}
+			t.Parent = &spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: parent.String}
 		}
 		page = append(page, t)
 	}
@@ -131,7 +131,7 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 	seen := make(map[blobKey]bool)
 	for _, t := range page {
 		for ch, ver := range t.Checkpoint.ChannelVersions {
-			k := blobKey{t.Config.ThreadID, t.Config.CheckpointNS, ch, string(ver)}
+			k := blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}
 			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -168,7 +168,7 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 	}
 	for _, t := range page {
 		for ch, ver := range t.Checkpoint.ChannelVersions {
-			data, ok := values[blobKey{t.Config.ThreadID, t.Config.CheckpointNS, ch, string(ver)}]
+			data, ok := values[blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}]
 			if !ok {
 				continue
 			}
@@ -188,13 +188,13 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 func (s *Saver) loadWrites(ctx context.Context, q querier, page []*spec.Tuple) error {
 	byKey := make(map[rowKey]*spec.Tuple, len(page))
 	for _, t := range page {
-		byKey[rowKey{t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID}] = t
+		byKey[rowKey{t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID}] = t
 	}
 	for start := 0; start < len(page); start += maxKeysPerQuery {
 		chunk := page[start:min(start+maxKeysPerQuery, len(page))]
 		args := make([]any, 0, 3*len(chunk))
 		for _, t := range chunk {
-			args = append(args, t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID)
+			args = append(args, t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID)
 		}
 		rows, err := q.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, value
 			FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (VALUES `+placeholders(len(chunk), 3)+`)

@@ -89,7 +89,7 @@ func newSaver(db *sql.DB, owns bool, opts []Option) *Saver {
 	s := &Saver{
 		db:          db,
 		ownsDB:      owns,
-		serde:       spec.DefaultSerde,
+		serde:       spec.DefaultSerde(),
 		pageSize:    64,
 		busyTimeout: 5 * time.Second,
 		writeSem:    make(chan struct{}, 1),

@@ -146,12 +146,12 @@ func TestReopenFile(t *testing.T) {
 		ChannelVersions: spec.Versions{"a": "1"}, VersionsSeen: map[string]spec.Versions{"n": {"a": "1"}},
 		UpdatedChannels: []string{"a"}}
 	md := spec.Metadata{"step": int64(3), "score": 2.0, "source": "loop"}
-	mustPut(t, s, spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "0"}, cp, md, cp.ChannelVersions)
-	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "1"},
+	mustPut(t, s, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "0"}, cp, md, cp.ChannelVersions)
+	if err := s.PutWrites(ctx, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "1"},
 		[]spec.Write{{Channel: "a", Value: "w"}}, "task", "path"); err != nil {
 		t.Fatal(err)
 	}
-	want := mustGet(t, s, spec.Config{ThreadID: "t", CheckpointNS: "sub:1"})
+	want := mustGet(t, s, spec.Config{ThreadID: "t", Namespace: "sub:1"})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestReopenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	got := mustGet(t, s2, spec.Config{ThreadID: "t", CheckpointNS: "sub:1"})
+	got := mustGet(t, s2, spec.Config{ThreadID: "t", Namespace: "sub:1"})
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after reopen\n got %#v\nwant %#v", got, want)
 	}
@@ -253,7 +253,7 @@ func TestListPaging(t *testing.T) {
 			for _, ns := range []string{"", "x"} {
 				for _, id := range []string{"3", "1", "2"} {
 					cp, vs := checkpoint(id, nil)
-					mustPut(t, s, spec.Config{ThreadID: th, CheckpointNS: ns}, cp, spec.Metadata{"th": th}, vs)
+					mustPut(t, s, spec.Config{ThreadID: th, Namespace: ns}, cp, spec.Metadata{"th": th}, vs)
 				}
 			}
 		}
@@ -342,8 +342,8 @@ func TestCapabilities(t *testing.T) {
 				cp.ChannelValues["k"] = "kept"
 				nv["k"] = "1"
 			}
-			mustPut(t, s, spec.Config{ThreadID: "src", CheckpointNS: ns}, cp, spec.Metadata{"run_id": "r" + id}, nv)
-			if err := s.PutWrites(ctx, spec.Config{ThreadID: "src", CheckpointNS: ns, CheckpointID: id},
+			mustPut(t, s, spec.Config{ThreadID: "src", Namespace: ns}, cp, spec.Metadata{"run_id": "r" + id}, nv)
+			if err := s.PutWrites(ctx, spec.Config{ThreadID: "src", Namespace: ns, CheckpointID: id},
 				[]spec.Write{{Channel: "w", Value: id}}, "task", ""); err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func TestCapabilities(t *testing.T) {
 	if err := s.CopyThread(ctx, "src", "dst"); err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []spec.Config{{ThreadID: "src", CheckpointNS: "sub", CheckpointID: "2"}, {ThreadID: "src", CheckpointID: "1"}} {
+	for _, cfg := range []spec.Config{{ThreadID: "src", Namespace: "sub", CheckpointID: "2"}, {ThreadID: "src", CheckpointID: "1"}} {
 		a := mustGet(t, s, cfg)
 		cfg.ThreadID = "dst"
 		b := mustGet(t, s, cfg)
@@ -385,7 +385,7 @@ func TestCapabilities(t *testing.T) {
 	if got := listIDs(t, s, spec.ListOptions{AllNamespaces: true, ThreadID: "src"}); !slices.Equal(got, []string{"src//3", "src/sub/3"}) {
 		t.Errorf("after prune: %v", got)
 	}
-	latest := mustGet(t, s, spec.Config{ThreadID: "src", CheckpointNS: "sub"})
+	latest := mustGet(t, s, spec.Config{ThreadID: "src", Namespace: "sub"})
 	if want := map[string]any{"v": int64(3), "k": "kept"}; !reflect.DeepEqual(latest.Checkpoint.ChannelValues, want) {
 		t.Errorf("pruned latest values = %v, want %v", latest.Checkpoint.ChannelValues, want)
 	}
@@ -420,7 +420,7 @@ func TestCapabilities(t *testing.T) {
 type prefixSerde struct{}
 
 func (prefixSerde) Encode(v any) ([]byte, error) {
-	data, err := spec.DefaultSerde.Encode(v)
+	data, err := spec.DefaultSerde().Encode(v)
 	return append([]byte("P:"), data...), err
 }
 
@@ -428,7 +428,7 @@ func (prefixSerde) Decode(data []byte) (any, error) {
 	if !strings.HasPrefix(string(data), "P:") {
 		return nil, errors.New("not written by prefixSerde")
 	}
-	return spec.DefaultSerde.Decode(data[2:])
+	return spec.DefaultSerde().Decode(data[2:])
 }
 
 func TestWithSerde(t *testing.T) {

@@ -23,7 +23,7 @@ func init() {
 			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
 				out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
 				if errors.Is(err, spec.ErrInvalidConfig) {
-					return spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+					return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
 				}
 				return out, err
 			}

@@ -54,7 +54,7 @@ func witnessThreadOps(op func(ctx context.Context, s spec.Saver) error) func(con
 		for _, ns := range []string{"", "sub:1"} {
 			_ = putCP(ctx, s, "t", ns, "a", "", spec.Metadata{"run_id": "r1"}, map[string]any{"c": 1})
 			_ = putCP(ctx, s, "t", ns, "b", "a", spec.Metadata{"run_id": "r2"}, map[string]any{"c": 2})
-			_ = s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointNS: ns, CheckpointID: "b"}, []spec.Write{wr("x", ns)}, "task", "")
+			_ = s.PutWrites(ctx, spec.Config{ThreadID: "t", Namespace: ns, CheckpointID: "b"}, []spec.Write{wr("x", ns)}, "task", "")
 		}
 		_ = putCP(ctx, s, "t2", "", "a", "", spec.Metadata{"run_id": "r10"}, nil)
 		o := obs{errKind(op(ctx, s))}
@@ -144,7 +144,7 @@ func init() {
 						return err
 					}
 					for _, t := range ts {
-						if t.Config.CheckpointNS != "" {
+						if t.Config.Namespace != "" {
 							keep = append(keep, t)
 						}
 					}
@@ -297,7 +297,7 @@ func init() {
 				}
 				var keep []*spec.Tuple
 				for _, t := range all {
-					if r, ok := runIDOf(t); ok && t.Config.CheckpointNS != "" && slices.Contains(runIDs, r) {
+					if r, ok := runIDOf(t); ok && t.Config.Namespace != "" && slices.Contains(runIDs, r) {
 						keep = append(keep, t)
 					}
 				}

@@ -22,7 +22,7 @@ func init() {
 				out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
 				if err == nil {
 					mu.Lock()
-					last[[2]string{out.ThreadID, out.CheckpointNS}] = out.CheckpointID
+					last[[2]string{out.ThreadID, out.Namespace}] = out.CheckpointID
 					mu.Unlock()
 				}
 				return out, err
@@ -30,7 +30,7 @@ func init() {
 			w.OnGetTuple = func(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
 				if cfg.CheckpointID == "" {
 					mu.Lock()
-					id := last[[2]string{cfg.ThreadID, cfg.CheckpointNS}]
+					id := last[[2]string{cfg.ThreadID, cfg.Namespace}]
 					mu.Unlock()
 					if id != "" {
 						byID := cfg
@@ -171,7 +171,7 @@ func init() {
 			w := wrap()
 			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
 				if cfg.ThreadID != "" && cp.ID != "" {
-					key := spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}
+					key := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}
 					if _, err := w.Inner.GetTuple(ctx, key); err == nil {
 						return key, nil
 					}

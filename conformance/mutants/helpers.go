@@ -14,7 +14,7 @@ import (
 type ckey struct{ thread, ns, id string }
 
 func keyOf(t *spec.Tuple) ckey {
-	return ckey{t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID}
+	return ckey{t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID}
 }
 
 // deepCopy copies a plain value (and Metadata and the other map types the
@@ -167,13 +167,13 @@ func restore(ctx context.Context, s *memory.Saver, t *spec.Tuple, thread, id, pa
 	cp.ID = id
 	// Storing every listed version writes back exactly what was read:
 	// present values as values, absent ones as "no value".
-	if _, err := s.Put(ctx, spec.Config{ThreadID: thread, CheckpointNS: t.Config.CheckpointNS, CheckpointID: parent}, cp, t.Metadata, cp.ChannelVersions); err != nil {
+	if _, err := s.Put(ctx, spec.Config{ThreadID: thread, Namespace: t.Config.Namespace, CheckpointID: parent}, cp, t.Metadata, cp.ChannelVersions); err != nil {
 		return err
 	}
 	if !withWrites {
 		return nil
 	}
-	return restoreWrites(ctx, s, spec.Config{ThreadID: thread, CheckpointNS: t.Config.CheckpointNS, CheckpointID: id}, t.PendingWrites)
+	return restoreWrites(ctx, s, spec.Config{ThreadID: thread, Namespace: t.Config.Namespace, CheckpointID: id}, t.PendingWrites)
 }
 
 // restoreWrites puts pending writes back, one call per task, in their

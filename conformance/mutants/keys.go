@@ -74,7 +74,7 @@ func init() {
 				if cfg.CheckpointID != "" || cfg.ThreadID == "" {
 					return w.Inner.GetTuple(ctx, cfg)
 				}
-				ts, err := collect(ctx, w.Inner, spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.CheckpointNS})
+				ts, err := collect(ctx, w.Inner, spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace})
 				if err != nil || len(ts) == 0 {
 					return w.Inner.GetTuple(ctx, cfg)
 				}
@@ -120,7 +120,7 @@ func init() {
 		Description: "Namespaces are stored recast (task IDs and numeric levels dropped), so subgraph runs of one node share a namespace.",
 		New: func() spec.Saver {
 			w := wrap()
-			rc := func(c spec.Config) spec.Config { c.CheckpointNS = spec.RecastNamespace(c.CheckpointNS); return c }
+			rc := func(c spec.Config) spec.Config { c.Namespace = spec.RecastNamespace(c.Namespace); return c }
 			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
 				return w.Inner.Put(ctx, rc(cfg), cp, md, nv)
 			}
@@ -146,7 +146,7 @@ func init() {
 			w := wrap()
 			w.MapTuple = func(t *spec.Tuple) {
 				if t.Parent == nil {
-					t.Parent = &spec.Config{ThreadID: t.Config.ThreadID, CheckpointNS: t.Config.CheckpointNS}
+					t.Parent = &spec.Config{ThreadID: t.Config.ThreadID, Namespace: t.Config.Namespace}
 				}
 			}
 			return w
@@ -283,7 +283,7 @@ func newDeleteLeavesValues() spec.Saver {
 		defer mu.Unlock()
 		for _, t := range ts {
 			for ch, v := range t.Checkpoint.ChannelValues {
-				ghosts[vk{thread, t.Config.CheckpointNS, ch, t.Checkpoint.ChannelVersions[ch]}] = v
+				ghosts[vk{thread, t.Config.Namespace, ch, t.Checkpoint.ChannelVersions[ch]}] = v
 			}
 		}
 		return nil
@@ -293,7 +293,7 @@ func newDeleteLeavesValues() spec.Saver {
 		if err == nil {
 			mu.Lock()
 			for ch, ver := range nv {
-				delete(ghosts, vk{cfg.ThreadID, cfg.CheckpointNS, ch, ver})
+				delete(ghosts, vk{cfg.ThreadID, cfg.Namespace, ch, ver})
 			}
 			mu.Unlock()
 		}
@@ -306,7 +306,7 @@ func newDeleteLeavesValues() spec.Saver {
 			if _, ok := t.Checkpoint.ChannelValues[ch]; ok {
 				continue
 			}
-			if v, ok := ghosts[vk{t.Config.ThreadID, t.Config.CheckpointNS, ch, ver}]; ok {
+			if v, ok := ghosts[vk{t.Config.ThreadID, t.Config.Namespace, ch, ver}]; ok {
 				t.Checkpoint.ChannelValues[ch] = deepCopy(v)
 			}
 		}

@@ -327,7 +327,7 @@ func init() {
 				out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
 				if err == nil {
 					mu.Lock()
-					puts[ckey{out.ThreadID, out.CheckpointNS, out.CheckpointID}]++
+					puts[ckey{out.ThreadID, out.Namespace, out.CheckpointID}]++
 					mu.Unlock()
 				}
 				return out, err

@@ -43,7 +43,7 @@ func (n *nulKeeper) install(w *Wrapper) {
 		out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
 		if err == nil {
 			n.mu.Lock()
-			n.orig[ckey{out.ThreadID, out.CheckpointNS, out.CheckpointID}] = nulOriginals(md)
+			n.orig[ckey{out.ThreadID, out.Namespace, out.CheckpointID}] = nulOriginals(md)
 			n.mu.Unlock()
 		}
 		return out, err
@@ -217,7 +217,7 @@ func init() {
 				if err == nil {
 					nmd, _ := spec.NormalizeMetadata(md)
 					mu.Lock()
-					shared[[2]string{out.CheckpointNS, out.CheckpointID}] = nmd
+					shared[[2]string{out.Namespace, out.CheckpointID}] = nmd
 					mu.Unlock()
 				}
 				return out, err
@@ -225,7 +225,7 @@ func init() {
 			w.MapTuple = func(t *spec.Tuple) {
 				mu.Lock()
 				defer mu.Unlock()
-				if md, ok := shared[[2]string{t.Config.CheckpointNS, t.Config.CheckpointID}]; ok {
+				if md, ok := shared[[2]string{t.Config.Namespace, t.Config.CheckpointID}]; ok {
 					t.Metadata = copyMeta(md)
 				}
 			}

@@ -52,7 +52,7 @@ func pruneKeeping(ctx context.Context, w *Wrapper, threads []string, strategy sp
 	if strategy != spec.KeepLatest {
 		return w.Inner.Prune(ctx, threads, strategy)
 	}
-	if err := spec.ValidatePruneStrategy(strategy); err != nil {
+	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	for _, th := range threads {
@@ -67,7 +67,7 @@ func pruneKeeping(ctx context.Context, w *Wrapper, threads []string, strategy sp
 		}
 		byNS := map[string][]*spec.Tuple{}
 		for _, t := range ts {
-			byNS[t.Config.CheckpointNS] = append(byNS[t.Config.CheckpointNS], t)
+			byNS[t.Config.Namespace] = append(byNS[t.Config.Namespace], t)
 		}
 		if err := w.Inner.Prune(ctx, []string{th}, spec.DeleteAll); err != nil {
 			return err

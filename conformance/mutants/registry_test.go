@@ -27,7 +27,7 @@ func TestRegistry(t *testing.T) {
 	}
 	rules := specRuleIDs()
 	if len(rules) == 0 {
-		t.Fatal("no rule IDs found in spec.SpecMarkdown")
+		t.Fatal("no rule IDs found in spec.SpecMarkdown()")
 	}
 	for _, m := range all {
 		if !rules[m.Rule] {
@@ -133,7 +133,7 @@ func TestRuleCoverage(t *testing.T) {
 func orderedRuleIDs() []string {
 	re := regexp.MustCompile(`(?m)^- \*\*([A-Z]+(?:-[A-Z]+)*-[0-9]+)\*\*`)
 	var out []string
-	for _, m := range re.FindAllStringSubmatch(spec.SpecMarkdown, -1) {
+	for _, m := range re.FindAllStringSubmatch(spec.SpecMarkdown(), -1) {
 		out = append(out, m[1])
 	}
 	return out

@@ -87,7 +87,7 @@ func init() {
 				if err == nil {
 					mu.Lock()
 					for ch, sv := range sideValues(cp, nv) {
-						last[k{cfg.ThreadID, cfg.CheckpointNS, ch}] = sv
+						last[k{cfg.ThreadID, cfg.Namespace, ch}] = sv
 					}
 					mu.Unlock()
 				}
@@ -97,7 +97,7 @@ func init() {
 				mu.Lock()
 				defer mu.Unlock()
 				overlay(t, func(ch string, _ spec.Version) (sideValue, bool) {
-					sv, ok := last[k{t.Config.ThreadID, t.Config.CheckpointNS, ch}]
+					sv, ok := last[k{t.Config.ThreadID, t.Config.Namespace, ch}]
 					return sv, ok
 				})
 			}
@@ -198,7 +198,7 @@ func init() {
 						}
 					}
 					mu.Lock()
-					extra[ckey{out.ThreadID, out.CheckpointNS, out.CheckpointID}] = ex
+					extra[ckey{out.ThreadID, out.Namespace, out.CheckpointID}] = ex
 					mu.Unlock()
 				}
 				return out, err
@@ -277,7 +277,7 @@ func init() {
 				out, err := w.Inner.Put(ctx, cfg, cp, md, nv)
 				if err == nil {
 					mu.Lock()
-					refs[ckey{out.ThreadID, out.CheckpointNS, out.CheckpointID}] = md
+					refs[ckey{out.ThreadID, out.Namespace, out.CheckpointID}] = md
 					mu.Unlock()
 				}
 				return out, err

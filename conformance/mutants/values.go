@@ -17,10 +17,10 @@ import (
 // the value with f.
 type lossySerde struct{ f func(any) any }
 
-func (s lossySerde) Encode(v any) ([]byte, error) { return spec.DefaultSerde.Encode(v) }
+func (s lossySerde) Encode(v any) ([]byte, error) { return spec.DefaultSerde().Encode(v) }
 
 func (s lossySerde) Decode(data []byte) (any, error) {
-	v, err := spec.DefaultSerde.Decode(data)
+	v, err := spec.DefaultSerde().Decode(data)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +122,10 @@ func init() {
 // truncSerde decodes with the default serde and cuts the value at depth.
 type truncSerde struct{ depth int }
 
-func (s truncSerde) Encode(v any) ([]byte, error) { return spec.DefaultSerde.Encode(v) }
+func (s truncSerde) Encode(v any) ([]byte, error) { return spec.DefaultSerde().Encode(v) }
 
 func (s truncSerde) Decode(data []byte) (any, error) {
-	v, err := spec.DefaultSerde.Decode(data)
+	v, err := spec.DefaultSerde().Decode(data)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func putCP(ctx context.Context, s spec.Saver, thread, ns, id, parent string, md 
 		vers[ch] = spec.Version("v" + id)
 	}
 	cp := spec.Checkpoint{V: 4, ID: id, ChannelValues: vals, ChannelVersions: vers}
-	_, err := s.Put(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: parent}, cp, md, maps.Clone(vers))
+	_, err := s.Put(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cp, md, maps.Clone(vers))
 	return err
 }
 
@@ -50,7 +50,7 @@ func listKeys(ctx context.Context, s spec.Saver, opts spec.ListOptions) []string
 		if err != nil {
 			return append(out, errKind(err))
 		}
-		out = append(out, t.Config.ThreadID+"/"+t.Config.CheckpointNS+"/"+t.Config.CheckpointID)
+		out = append(out, t.Config.ThreadID+"/"+t.Config.Namespace+"/"+t.Config.CheckpointID)
 	}
 	return out
 }
@@ -108,13 +108,13 @@ func typed(v any) string {
 
 // get describes GetTuple of (thread, ns, id).
 func get(ctx context.Context, s spec.Saver, thread, ns, id string) string {
-	return describe(s.GetTuple(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id}))
+	return describe(s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: id}))
 }
 
 // writesOf describes the pending writes of (thread, ns, id) as
 // "task:channel=value" strings, in the order returned.
 func writesOf(ctx context.Context, s spec.Saver, thread, ns, id string) []string {
-	t, err := s.GetTuple(ctx, spec.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id})
+	t, err := s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: id})
 	if err != nil {
 		return []string{errKind(err)}
 	}

@@ -80,7 +80,7 @@ func init() {
 		Witness: func(ctx context.Context, s spec.Saver) any {
 			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
 			_ = putCP(ctx, s, "t", "sub:1", "a", "", nil, nil)
-			_ = s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointNS: "sub:1", CheckpointID: "a"}, []spec.Write{wr("x", 1)}, "task", "")
+			_ = s.PutWrites(ctx, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "a"}, []spec.Write{wr("x", 1)}, "task", "")
 			return writesOf(ctx, s, "t", "", "a")
 		},
 	})

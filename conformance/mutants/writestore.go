@@ -106,13 +106,13 @@ func (ws *writeStore) key(thread, ns, id string) ckey {
 func (ws *writeStore) put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
 	existed := false
 	if ws.policy.dropOnReput && cfg.ThreadID != "" && cp.ID != "" {
-		_, err := ws.inner.GetTuple(ctx, spec.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID})
+		_, err := ws.inner.GetTuple(ctx, spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID})
 		existed = err == nil
 	}
 	out, err := ws.inner.Put(ctx, cfg, cp, md, nv)
 	if err == nil && existed {
 		ws.mu.Lock()
-		delete(ws.writes, ws.key(out.ThreadID, out.CheckpointNS, out.CheckpointID))
+		delete(ws.writes, ws.key(out.ThreadID, out.Namespace, out.CheckpointID))
 		ws.mu.Unlock()
 	}
 	return out, err
@@ -130,7 +130,7 @@ func (ws *writeStore) putWrites(ctx context.Context, cfg spec.Config, writes []s
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	k := ws.key(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	k := ws.key(cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)
 	set := ws.writes[k]
 	if set == nil {
 		set = map[wkey]spec.PendingWrite{}
@@ -184,7 +184,7 @@ func hasKey[K comparable, V any](m map[K]V, k K) bool {
 func (ws *writeStore) fill(t *spec.Tuple) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	set := ws.writes[ws.key(t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID)]
+	set := ws.writes[ws.key(t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID)]
 	keys := slices.SortedFunc(maps.Keys(set), func(a, b wkey) int {
 		return cmp.Or(cmp.Compare(a.task, b.task), cmp.Compare(a.idx, b.idx), cmp.Compare(a.channel, b.channel))
 	})
@@ -233,7 +233,7 @@ func (ws *writeStore) dropVanished(ctx context.Context, before []*spec.Tuple) er
 		_, err := ws.inner.GetTuple(ctx, t.Config)
 		if errors.Is(err, spec.ErrNotFound) {
 			ws.mu.Lock()
-			delete(ws.writes, ws.key(t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID))
+			delete(ws.writes, ws.key(t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID))
 			ws.mu.Unlock()
 		} else if err != nil {
 			return err
@@ -247,7 +247,7 @@ func (ws *writeStore) dropVanished(ctx context.Context, before []*spec.Tuple) er
 func (ws *writeStore) keepOnly(thread string, kept []*spec.Tuple) {
 	keep := map[ckey]bool{}
 	for _, t := range kept {
-		keep[ws.key(t.Config.ThreadID, t.Config.CheckpointNS, t.Config.CheckpointID)] = true
+		keep[ws.key(t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID)] = true
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()

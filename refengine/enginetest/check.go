@@ -139,7 +139,7 @@ func plain(v any) any {
 		}
 		return out
 	case spec.Config:
-		return []any{x.ThreadID, x.CheckpointNS, x.CheckpointID}
+		return []any{x.ThreadID, x.Namespace, x.CheckpointID}
 	case spec.Versions:
 		out := map[string]any{}
 		for k, v := range x {

@@ -232,7 +232,7 @@ var subgraphInterrupt = Scenario{
 		c.parentChain("child", cs)
 		for _, t := range cs {
 			c.equal("child parents metadata", t.Metadata["parents"], map[string]any{"": c1})
-			c.equal("child config namespace", t.Config.CheckpointNS, ns)
+			c.equal("child config namespace", t.Config.Namespace, ns)
 		}
 		s0 := cs[1].Config.CheckpointID
 		tInner := pullID(s0, ns, 1, "inner", "branch:to:inner")
@@ -247,12 +247,12 @@ var subgraphInterrupt = Scenario{
 		snap, err := root.GetState(ctx, cfg, true)
 		if c.noErr("get state with subgraphs", err) && c.equal("root next", snap.Next, []string{"bar"}) {
 			st := snap.Tasks[0].State
-			c.truef(st != nil && st.Config.CheckpointNS == ns, "bar task state not read from %s", ns)
+			c.truef(st != nil && st.Config.Namespace == ns, "bar task state not read from %s", ns)
 			if st != nil {
 				c.equal("child next", st.Next, []string{"inner"})
 			}
 		}
-		sub, err := root.History(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, CheckpointNS: ns}, refengine.HistoryOptions{})
+		sub, err := root.History(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, Namespace: ns}, refengine.HistoryOptions{})
 		if c.noErr("child history", err) {
 			c.equal("child history length", len(sub), 2)
 		}

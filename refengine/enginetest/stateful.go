@@ -83,7 +83,7 @@ var statefulSubgraph = Scenario{
 				"the replayed child's input checkpoint should continue run 1's last child checkpoint")
 		}
 		c.equal("executions", cnt.get("remember"), int64(3))
-		snap, err := root.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, CheckpointNS: "inner"}, false)
+		snap, err := root.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, Namespace: "inner"}, false)
 		if c.noErr("child state", err) {
 			c.equal("child state", snap.Values["seen"], []any{"q1", "q2"})
 		}
