@@ -208,6 +208,20 @@ ck_stop_postgres() {
   fi
 }
 
+# ck_apt_install PKG... installs Debian packages with apt-get, running
+# apt-get update first when the package lists are stale. It fails when not
+# root or without apt-get, so callers can say what to install by hand.
+ck_apt_install() {
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    return 1
+  fi
+  ck_log "installing the Debian package(s): $*"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2; then
+    apt-get update -q >&2 || return 1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2 || return 1
+  fi
+}
+
 # ck_find_pgbouncer prints the pgbouncer binary, installing the Debian
 # package first when it is missing and we are root; or fails.
 ck_find_pgbouncer() {
@@ -218,16 +232,9 @@ ck_find_pgbouncer() {
       return 0
     fi
   done
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    ck_log "PgBouncer: not installed; installing the Debian package"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >&2; then
-      apt-get update -q >&2 || return 1
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >&2 || return 1
-    fi
-    if [ -x /usr/sbin/pgbouncer ]; then
-      echo /usr/sbin/pgbouncer
-      return 0
-    fi
+  if ck_apt_install pgbouncer && [ -x /usr/sbin/pgbouncer ]; then
+    echo /usr/sbin/pgbouncer
+    return 0
   fi
   return 1
 }

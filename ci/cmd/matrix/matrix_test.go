@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,46 @@ func TestReadResultsCombinesArtifacts(t *testing.T) {
 	}
 	if _, err := readResults(t.TempDir(), ""); err == nil {
 		t.Error("a folder without matrix.json must be an error")
+	}
+}
+
+func TestThirdPartyBackends(t *testing.T) {
+	bs, err := parseBackends("memory,lgjs-memory,lgjs-postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bs[1].thirdParty || bs[1].pkg != "./bridge/lgjs" || !slices.Contains(bs[1].setenv, "CHECKPOINTKIT_LGJS_SAVER=memory") {
+		t.Errorf("lgjs-memory = %+v", bs[1])
+	}
+	if bs[2].env != "CHECKPOINTKIT_POSTGRES_DSN" || bs[0].thirdParty {
+		t.Errorf("backends = %+v", bs)
+	}
+	t.Setenv("CHECKPOINTKIT_POSTGRES_DSN", "x")
+	t.Setenv("CHECKPOINTKIT_MONGO_URI", "x")
+	def, _ := parseBackends("")
+	for _, b := range def {
+		if b.thirdParty {
+			t.Errorf("default backends include third-party %s", b.name)
+		}
+	}
+
+	// A completed third-party run with failed specs is a finding: the
+	// matrix passes and its specs are counted apart.
+	rep := conformance.Report{Harnesses: []conformance.HarnessReport{harness("lgjs-memory", conformance.LevelPartial,
+		conformance.CapabilityResult{Name: "put", Status: conformance.StatusFailed, Counts: conformance.Counts{Passed: 3, Failed: 2}},
+	)}}
+	if !reportComplete(rep) {
+		t.Fatal("complete report judged incomplete")
+	}
+	m := newMatrix([]Result{{Backend: "lgjs-memory", ThirdParty: true, Passed: true, Findings: reportProblems(rep, ""), Report: &rep}})
+	if !m.Passed || m.Specs != (conformance.Counts{}) || m.ThirdPartySpecs != (conformance.Counts{Passed: 3, Failed: 2}) {
+		t.Errorf("matrix passed=%v specs=%+v third-party=%+v", m.Passed, m.Specs, m.ThirdPartySpecs)
+	}
+	if !isSpecFailure("go test failed: exit status 1") || isSpecFailure("no conformance report was written") {
+		t.Error("isSpecFailure misjudges go test problems")
+	}
+	rep.Harnesses[0].Capabilities[0].Status = conformance.StatusNotRun
+	if reportComplete(rep) {
+		t.Error("a report with a capability not run is complete")
 	}
 }

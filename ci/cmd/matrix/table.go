@@ -21,6 +21,12 @@ type Result struct {
 	Passed bool `json:"passed"`
 	// Problems says why Passed is false.
 	Problems []string `json:"problems,omitempty"`
+	// ThirdParty marks a saver checkpointkit does not maintain (the
+	// lgjs-* backends): its failed specs are Findings, not Problems, and
+	// its specs are counted in Matrix.ThirdPartySpecs.
+	ThirdParty bool `json:"third_party,omitempty"`
+	// Findings lists the failures of a third-party saver's run.
+	Findings []string `json:"findings,omitempty"`
 	// Command is the go test command line, for reproducing the run.
 	Command        string  `json:"command"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
@@ -40,8 +46,10 @@ type Matrix struct {
 	// then any other group (such as "engine") that some report has.
 	Capabilities []string `json:"capabilities"`
 	Backends     []Result `json:"backends"`
-	// Specs totals the specs of every harness of every backend.
-	Specs conformance.Counts `json:"specs"`
+	// Specs totals the specs of every harness of checkpointkit's backends,
+	// ThirdPartySpecs those of the third-party ones.
+	Specs           conformance.Counts `json:"specs"`
+	ThirdPartySpecs conformance.Counts `json:"third_party_specs"`
 }
 
 // column is one column of the printed matrix: one harness of one backend.
@@ -68,16 +76,20 @@ func newMatrix(results []Result) Matrix {
 				}
 				seen[c.Name] = true
 			}
+			counts := &m.Specs
+			if r.ThirdParty {
+				counts = &m.ThirdPartySpecs
+			}
 			for _, s := range h.Specs {
 				switch s.Status {
 				case conformance.StatusPassed:
-					m.Specs.Passed++
+					counts.Passed++
 				case conformance.StatusFailed:
-					m.Specs.Failed++
+					counts.Failed++
 				case conformance.StatusSkipped:
-					m.Specs.Skipped++
+					counts.Skipped++
 				case conformance.StatusNotSupported:
-					m.Specs.NotSupported++
+					counts.NotSupported++
 				}
 			}
 		}
