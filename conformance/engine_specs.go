@@ -7,8 +7,8 @@ import (
 	g "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 )
 
 // The engine group drives the saver under test through refengine, the
@@ -16,8 +16,9 @@ import (
 // paths real savers break on (pending writes replayed on resume, interrupts,
 // subgraph namespaces, time travel, writes racing their checkpoint) checked
 // end to end. Each spec cites the ENGINE-* rule of its scenario. The group
-// also replays refengine's golden traces (exact recorded traffic, IDs and
-// versions included) and checks every read against the recording.
+// also replays the golden traces of those scenarios (exact recorded
+// traffic, IDs and versions included; embedded by enginetest, so only test
+// binaries carry them) and checks every read against the recording.
 
 // lEngine is the label of the engine group.
 var lEngine = g.Label("engine")
@@ -36,7 +37,7 @@ func engineSpecs(e *env) {
 				Expect(err).NotTo(HaveOccurred())
 			})
 		}
-		traces, terr := refengine.GoldenTraces()
+		traces, terr := enginetest.GoldenTraces()
 		if terr != nil {
 			check("[ENGINE-TRACE-1] golden traces load", lEngine, func(context.Context) {
 				Expect(terr).NotTo(HaveOccurred())
@@ -44,7 +45,7 @@ func engineSpecs(e *env) {
 		}
 		for _, tr := range traces {
 			check(fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name), lEngine, func(ctx context.Context) {
-				Expect(refengine.Replay(ctx, e.s, tr.Calls)).To(Succeed())
+				Expect(trace.Replay(ctx, e.s, tr.Calls)).To(Succeed())
 			})
 		}
 	})
@@ -52,7 +53,7 @@ func engineSpecs(e *env) {
 
 // callSummary renders recorded saver calls one per line, for failure
 // messages.
-func callSummary(calls []refengine.Call) string {
+func callSummary(calls []trace.Call) string {
 	const maxLines = 60
 	var out string
 	for i, c := range calls {
@@ -62,15 +63,15 @@ func callSummary(calls []refengine.Call) string {
 		}
 		line := fmt.Sprintf("  %s ns=%q id=%s", c.Method, c.Config.Namespace, c.Config.CheckpointID)
 		switch c.Method {
-		case refengine.MethodPut:
+		case trace.MethodPut:
 			line += fmt.Sprintf(" -> %s %v", c.Checkpoint.ID, c.Metadata)
-		case refengine.MethodPutWrites:
+		case trace.MethodPutWrites:
 			chans := make([]string, len(c.Writes))
 			for j, w := range c.Writes {
 				chans[j] = w.Channel
 			}
 			line += fmt.Sprintf(" task=%s %v", c.TaskID, chans)
-		case refengine.MethodGetTuple:
+		case trace.MethodGetTuple:
 			if c.Tuple != nil {
 				line += " -> " + c.Tuple.Config.CheckpointID
 			}

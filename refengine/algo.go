@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -16,7 +17,7 @@ type task struct {
 	id       string
 	node     *node
 	path     string   // task_path_str, the apply order and PutWrites taskPath
-	triggers []string // channels that triggered it; [Push] for Sends
+	triggers []string // channels that triggered it; ids.Push for Sends
 	input    State
 	ns       string // task checkpoint namespace: node_ns:id
 	writes   []spec.Write
@@ -34,7 +35,7 @@ type appliedWrites struct {
 
 // reservedWrite lists the channels apply_writes never applies.
 var reservedWrite = map[string]bool{
-	NoWritesChannel: true, Push: true, spec.ResumeChannel: true, spec.InterruptChannel: true,
+	noWritesChannel: true, ids.Push: true, spec.ResumeChannel: true, spec.InterruptChannel: true,
 	"__return__": true, spec.ErrorChannel: true, "__error_source_node__": true, spec.ScheduledChannel: true,
 }
 
@@ -77,7 +78,7 @@ func (g *Graph) readState(chans map[string]channel) State {
 // the node last saw, in graph order.
 func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns string, step int) ([]*task, error) {
 	var tasks []*task
-	if tc := chans[TasksChannel]; tc.available() {
+	if tc := chans[tasksChannel]; tc.available() {
 		v, _ := tc.get()
 		for i, raw := range v.([]any) {
 			s, ok := parseSend(raw)
@@ -85,12 +86,12 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 			if !ok || n == nil || n.start {
 				continue // LangGraph ignores Sends to unknown nodes
 			}
-			id, err := pushTaskID(cp.ID, ns, step, s.Node, i)
+			id, err := ids.PushTask(cp.ID, ns, step, s.Node, i)
 			if err != nil {
 				return nil, err
 			}
-			tasks = append(tasks, &task{id: id, node: n, path: pushPath(i), triggers: []string{Push},
-				input: s.Arg, ns: taskNamespace(ns, n.name, id)})
+			tasks = append(tasks, &task{id: id, node: n, path: pushPath(i), triggers: []string{ids.Push},
+				input: s.Arg, ns: spec.ChildNamespace(ns, n.name, id)})
 		}
 	}
 	for _, n := range g.nodes {
@@ -113,7 +114,7 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 		if !triggered {
 			continue
 		}
-		id, err := pullTaskID(cp.ID, ns, step, n.name, n.triggers)
+		id, err := ids.PullTask(cp.ID, ns, step, n.name, n.triggers) // triggers sorted at compile time
 		if err != nil {
 			return nil, err
 		}
@@ -125,9 +126,18 @@ func (g *Graph) prepareTasks(cp *spec.Checkpoint, chans map[string]channel, ns s
 			input = g.readState(chans)
 		}
 		tasks = append(tasks, &task{id: id, node: n, path: pullPath(n.name), triggers: n.triggers,
-			input: input, ns: taskNamespace(ns, n.name, id)})
+			input: input, ns: spec.ChildNamespace(ns, n.name, id)})
 	}
 	return tasks, nil
+}
+
+// pullPath and pushPath render task paths as LangGraph's task_path_str
+// does: "~" then the parts joined by ", ", integers and booleans zero-padded
+// to ten digits.
+func pullPath(node string) string { return "~" + ids.Pull + ", " + node }
+
+func pushPath(idx int) string {
+	return fmt.Sprintf("~%s, %010d, %010d", ids.Push, idx, 0)
 }
 
 // nullVersion is what a node "saw" of a channel it never consumed: the

@@ -42,7 +42,7 @@ func BenchmarkInvokeLinear3(b *testing.B) {
 			AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 			AddNode("n1", node("n1")).AddNode("n2", node("n2")).AddNode("n3", node("n3")).
 			AddEdge(refengine.Start, "n1").AddEdge("n1", "n2").AddEdge("n2", "n3").
-			Compile(refengine.WithSaver(s))
+			Compile(refengine.CompileOptions{Saver: s})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func BenchmarkInvokeFanout10(b *testing.B) {
 				}
 				return r, nil
 			}).
-			Compile(refengine.WithSaver(s))
+			Compile(refengine.CompileOptions{Saver: s})
 		if err != nil {
 			b.Fatal(err)
 		}

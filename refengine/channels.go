@@ -1,21 +1,12 @@
 package refengine
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
-
-// ErrInvalidUpdate reports writes a channel cannot accept, such as two values
-// for a last-value key in one superstep (LangGraph's InvalidUpdateError).
-var ErrInvalidUpdate = errors.New("refengine: invalid update")
-
-// ReduceFunc combines a key's current value with one written value. Both are
-// plain values (see spec.Normalize); the result must be one too.
-type ReduceFunc func(current, update any) (any, error)
 
 type chanKind int
 
@@ -29,10 +20,10 @@ const (
 
 // Channel describes how a state key stores and combines the values written
 // to it. Build one with [LastValue], [Reducer], [Ephemeral], [Topic] or
-// [NamedBarrier].
+// [AccumulatingTopic].
 type Channel struct {
 	kind       chanKind
-	reduce     ReduceFunc
+	reduce     func(current, update any) (any, error)
 	initial    any
 	hasInitial bool
 	guard      bool
@@ -45,28 +36,37 @@ type Channel struct {
 func LastValue() Channel { return Channel{kind: kindLastValue} }
 
 // Reducer is a key whose writes are folded into its value with fn
-// (LangGraph's BinaryOperatorAggregate). A non-nil initial value makes the key
-// readable before the first write, as a typed Python reducer key is; it is
-// only stored once the key has been written.
-func Reducer(fn ReduceFunc, initial any) Channel {
+// (LangGraph's BinaryOperatorAggregate): fn combines the current value with
+// one written value; both are plain values (see spec.Normalize) and so must
+// the result be. A non-nil initial value makes the key readable before the
+// first write, as a typed Python reducer key is; it is only stored once the
+// key has been written. [AppendList] and [AddNumbers] are ready-made fns.
+func Reducer(fn func(current, update any) (any, error), initial any) Channel {
 	return Channel{kind: kindReducer, reduce: fn, initial: initial, hasInitial: initial != nil}
 }
 
-// Ephemeral is a key visible only in the superstep after it was written.
-// With guard, more than one write per superstep is an error.
-func Ephemeral(guard bool) Channel { return Channel{kind: kindEphemeral, guard: guard} }
+// Ephemeral is a key visible only in the superstep after it was written;
+// more than one write per superstep is an error (LangGraph's EphemeralValue
+// with its default guard).
+func Ephemeral() Channel { return Channel{kind: kindEphemeral, guard: true} }
 
-// Topic is a key collecting every value written to it (lists are flattened
-// one level). Without accumulate it is emptied at every superstep.
-func Topic(accumulate bool) Channel { return Channel{kind: kindTopic, accumulate: accumulate} }
+// Topic is a key collecting the values written in one superstep (lists are
+// flattened one level); it is emptied at every superstep (LangGraph's
+// Topic).
+func Topic() Channel { return Channel{kind: kindTopic} }
 
-// NamedBarrier is a key that becomes available once each of names has been
-// written to it, and resets when the node it triggers consumes it.
-func NamedBarrier(names ...string) Channel {
+// AccumulatingTopic is a [Topic] that keeps its values across supersteps
+// (LangGraph's Topic with accumulate=True).
+func AccumulatingTopic() Channel { return Channel{kind: kindTopic, accumulate: true} }
+
+// namedBarrier is a channel that becomes available once each of names has
+// been written to it, and resets when the node it triggers consumes it
+// (the channel behind AddJoin).
+func namedBarrier(names ...string) Channel {
 	return Channel{kind: kindBarrier, names: slices.Clone(names)}
 }
 
-// AppendList is a [ReduceFunc] concatenating lists: a list update is
+// AppendList is a [Reducer] function concatenating lists: a list update is
 // appended element-wise, any other value as one element.
 func AppendList(current, update any) (any, error) {
 	cur, _ := current.([]any)
@@ -80,7 +80,7 @@ func AppendList(current, update any) (any, error) {
 	return append(out, update), nil
 }
 
-// AddNumbers is a [ReduceFunc] summing numbers; int64 stays int64 unless a
+// AddNumbers is a [Reducer] function summing numbers; int64 stays int64 unless a
 // float64 is involved.
 func AddNumbers(current, update any) (any, error) {
 	switch a := current.(type) {
@@ -178,7 +178,7 @@ func (c *lastValueChan) consume() bool           { return false }
 func (c *lastValueChan) checkpoint() (any, bool) { return c.value, c.set }
 
 type reducerChan struct {
-	fn    ReduceFunc
+	fn    func(current, update any) (any, error)
 	value any
 	set   bool
 }

@@ -72,7 +72,7 @@ func TestReducerChannel(t *testing.T) {
 }
 
 func TestEphemeralChannel(t *testing.T) {
-	ch := Ephemeral(false).newChannel(nil, false)
+	ch := Channel{kind: kindEphemeral}.newChannel(nil, false) // unguarded, as branch channels are
 	if !upd(t, ch, "a", "b") || stored(ch) != "b" {
 		t.Error("unguarded ephemeral keeps the last value")
 	}
@@ -82,13 +82,13 @@ func TestEphemeralChannel(t *testing.T) {
 	if upd(t, ch) {
 		t.Error("clearing an empty ephemeral is no change")
 	}
-	if _, err := Ephemeral(true).newChannel(nil, false).update("k", []any{1, 2}); !errors.Is(err, ErrInvalidUpdate) {
+	if _, err := Ephemeral().newChannel(nil, false).update("k", []any{1, 2}); !errors.Is(err, ErrInvalidUpdate) {
 		t.Errorf("guarded ephemeral with two writes: %v", err)
 	}
 }
 
 func TestTopicChannel(t *testing.T) {
-	ch := Topic(false).newChannel(nil, false)
+	ch := Topic().newChannel(nil, false)
 	if v := stored(ch); !spec.Equal(v, []any{}) {
 		t.Errorf("an empty topic is stored as an empty list, got %v", v)
 	}
@@ -99,7 +99,7 @@ func TestTopicChannel(t *testing.T) {
 	if !upd(t, ch) || ch.available() {
 		t.Error("a non-accumulating topic is emptied by a new step")
 	}
-	acc := Topic(true).newChannel([]any{"x"}, true)
+	acc := AccumulatingTopic().newChannel([]any{"x"}, true)
 	upd(t, acc, "y")
 	if upd(t, acc) || !spec.Equal(stored(acc), []any{"x", "y"}) {
 		t.Errorf("accumulating topic = %v", stored(acc))
@@ -107,7 +107,7 @@ func TestTopicChannel(t *testing.T) {
 }
 
 func TestNamedBarrierChannel(t *testing.T) {
-	ch := NamedBarrier("a", "b").newChannel(nil, false)
+	ch := namedBarrier("a", "b").newChannel(nil, false)
 	if ch.consume() {
 		t.Error("an incomplete barrier cannot be consumed")
 	}
@@ -125,7 +125,16 @@ func TestNamedBarrierChannel(t *testing.T) {
 	if _, err := ch.update("k", []any{"c"}); !errors.Is(err, ErrInvalidUpdate) {
 		t.Errorf("unknown name: %v", err)
 	}
-	if back := NamedBarrier("a", "b").newChannel([]any{"b"}, true); back.available() || !spec.Equal(stored(back), []any{"b"}) {
+	if back := namedBarrier("a", "b").newChannel([]any{"b"}, true); back.available() || !spec.Equal(stored(back), []any{"b"}) {
 		t.Error("barrier not restored from its stored set")
+	}
+}
+
+func TestTaskPaths(t *testing.T) {
+	if got := pullPath("agent"); got != "~__pregel_pull, agent" {
+		t.Errorf("pullPath = %q", got)
+	}
+	if got := pushPath(2); got != "~__pregel_push, 0000000002, 0000000000" {
+		t.Errorf("pushPath = %q", got)
 	}
 }

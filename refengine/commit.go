@@ -137,7 +137,7 @@ func (l *loop) putCheckpoint(ctx context.Context, source string, updated []strin
 // finish performs the exit-durability save and waits for every saver call.
 // A saver failure takes precedence over err.
 func (l *loop) finish(ctx context.Context, err error) error {
-	save := !l.nested || err != nil || !strings.Contains(l.ns, ":")
+	save := !l.nested || err != nil || !strings.Contains(l.ns, spec.NSEnd) // NSEnd only in task-ID levels
 	if l.opts.durability == DurabilityExit && save && l.lastCp != nil {
 		if l.checkpointID != l.loadedID {
 			cp, md := *l.lastCp, l.lastMeta

@@ -11,50 +11,61 @@
 //
 //   - A [StateGraph] builder compiles state keys and edges into LangGraph's
 //     channel layout: one channel per key ([LastValue], [Reducer],
-//     [Ephemeral], [Topic], [NamedBarrier]), "__start__", "branch:to:X",
-//     "join:A+B:X" and the "__pregel_tasks" topic for [Send].
-//   - [Graph.Invoke] runs supersteps: an input checkpoint (source "input",
-//     step -1 on a fresh thread), one "loop" checkpoint per superstep, the
-//     writes of every task saved with PutWrites as it finishes and applied in
-//     task-path order, versions minted by the saver's NextVersion when it
-//     implements spec.VersionGenerator (else spec.NextVersion), and
-//     deterministic task IDs computed as LangGraph computes them ([TaskID]).
-//   - A failing task saves "__error__" while its siblings' writes are kept;
-//     resuming (Invoke with nil) restores the tasks whose writes are saved
-//     and re-runs only the others.
-//   - [Interrupt] pauses a node for input ("__interrupt__"); [Command]
+//     [Ephemeral], [Topic], [AccumulatingTopic]), "__start__",
+//     "branch:to:X", "join:A+B:X" (from [StateGraph.AddJoin]) and the
+//     "__pregel_tasks" topic for [Send]. [CompileOptions] give it a saver
+//     and static interrupts.
+//   - [Graph.Invoke] runs supersteps on an [Input]: a [State] (new input),
+//     a [Command] or nil (continue). It writes an input checkpoint (source
+//     "input", step -1 on a fresh thread), one "loop" checkpoint per
+//     superstep, the writes of every task saved with PutWrites as it
+//     finishes and applied in task-path order, versions minted by the
+//     saver's NextVersion when it implements spec.VersionGenerator (else
+//     spec.NextVersion), and deterministic task IDs computed as LangGraph
+//     computes them (xxh3-128 of the checkpoint ID, namespace, step, node
+//     and triggers). The root graph always runs in namespace "".
+//   - A failing task saves "__error__" while its siblings' writes are kept
+//     and Invoke returns a [*TaskError]; resuming (Invoke with nil) restores
+//     the tasks whose writes are saved and re-runs only the others.
+//   - [Interrupt] pauses a node for input ("__interrupt__"); a [Command]
 //     resumes it ("__resume__" under the null task ID, or a resume map by
-//     interrupt ID). [WithInterruptBefore] and [WithInterruptAfter] stop
-//     around named nodes.
-//   - A compiled graph added with [StateGraph.AddSubgraph] runs in namespace
-//     "node:taskID" (nested with "|") on the parent's saver, with "parents"
-//     metadata; its interrupts bubble up and resume.
+//     interrupt ID). A node that drops the error of Interrupt fails with
+//     [ErrInterruptSwallowed]. CompileOptions.InterruptBefore and
+//     InterruptAfter stop around named nodes.
+//   - A compiled graph added with [StateGraph.AddSubgraph] runs in the
+//     namespace spec.ChildNamespace(parent, node, taskID) on the parent's
+//     saver, with "parents" metadata; its interrupts bubble up and resume.
+//     A subgraph compiled with CompileOptions.Stateful runs in the recast
+//     namespace (spec.RecastNamespace) and keeps its state across runs.
 //   - [Graph.GetState], [Graph.History] and [Graph.UpdateState] read and
-//     rewrite history; Invoke with RunConfig.CheckpointID replays from an
-//     older checkpoint through a "fork" checkpoint.
+//     rewrite history, of the root or (with RunConfig.Namespace) of a
+//     subgraph; Invoke with RunConfig.CheckpointID replays from an older
+//     checkpoint through a "fork" checkpoint.
 //   - Durability: [DurabilitySync], [DurabilityAsync] (background saver
 //     calls: chained Puts, concurrent PutWrites) and [DurabilityExit] (one
 //     Put at the end of each invocation).
 //
 // For exact, reproducible call sequences, set RunConfig.Deterministic (tasks
 // run one at a time, saver calls on the caller's goroutine) and, for
-// byte-identical traces, RunConfig.NewCheckpointID = [SequentialIDs](t).
-// [Record] wraps a saver and logs every call with its arguments and
-// results; [MarshalTrace] writes the log as JSON and [Replay] runs a trace
-// against another saver, checking that every read returns what was
-// recorded. Package enginetest holds ready-made scenarios built on all of
-// this; the conformance suite runs them against every adapter, and replays
-// the golden traces of those scenarios ([GoldenTraces]) against it.
+// byte-identical traces, RunConfig.NewCheckpointID = trace.SequentialIDs(t).
+// Package refengine/trace records every saver call of a run, writes it as
+// JSON and replays it against another saver; package refengine/enginetest
+// holds ready-made scenarios built on all of this and the golden traces of
+// those scenarios, which the conformance suite runs and replays against
+// every adapter.
 //
 // Deliberate differences from LangGraph, none of which changes what a
-// saver must support: a Command's resume write is placed after its update
-// writes (so a re-sent null-task batch keeps its write indices instead of
-// storing an update twice); GetState does not count a task's saved
-// "__resume__" list as a result (LangGraph drops such a task from Next);
-// nested loops attach their saved writes on the first tick unless
-// RunConfig.NestedReplayQuirk asks for LangGraph's behaviour (finished
-// siblings of an interrupted subgraph task run again); node update keys are applied in sorted order, static edges
-// in sorted target order.
+// saver must support: Invoke rejects a non-empty RunConfig.Namespace
+// (LangGraph silently runs the root in "" instead); a node that swallows the
+// error of Interrupt fails instead of finishing as if it had not asked; a
+// Command's resume write is placed after its update writes (so a re-sent
+// null-task batch keeps its write indices instead of storing an update
+// twice); GetState does not count a task's saved "__resume__" list as a
+// result (LangGraph drops such a task from Next); nested loops attach their
+// saved writes on the first tick unless RunConfig.NestedReplayQuirk asks
+// for LangGraph's behaviour (finished siblings of an interrupted subgraph
+// task run again); node update keys are applied in sorted order, static
+// edges in sorted target order.
 //
 // State values follow the plain-value model of spec.Normalize (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any). Sends are stored as
@@ -64,5 +75,5 @@
 // delta channels, deferred nodes, stream modes, subgraphs invoked from
 // inside a node function (and their "|1" namespace counter), and time travel
 // addressed through a subgraph snapshot's checkpoint map. Stateful
-// subgraphs ([Stateful]) and the parent-replay lookup are included.
+// subgraphs and the parent-replay lookup are included.
 package refengine

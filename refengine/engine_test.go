@@ -8,12 +8,13 @@ import (
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-func compile(t *testing.T, g *refengine.StateGraph, opts ...refengine.Option) *refengine.Graph {
+func compile(t *testing.T, g *refengine.StateGraph, opts refengine.CompileOptions) *refengine.Graph {
 	t.Helper()
-	cg, err := g.Compile(opts...)
+	cg, err := g.Compile(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +46,12 @@ func TestBuilderRejectsBadGraphs(t *testing.T) {
 		"join from unknown":  refengine.NewStateGraph().AddNode("a", noop).AddEdge(refengine.Start, "a").AddJoin([]string{"a", "b"}, "a"),
 	}
 	for name, g := range cases {
-		if _, err := g.Compile(); !errors.Is(err, refengine.ErrInvalidGraph) {
+		if _, err := g.Compile(refengine.CompileOptions{}); !errors.Is(err, refengine.ErrInvalidGraph) {
 			t.Errorf("%s: Compile error = %v, want ErrInvalidGraph", name, err)
 		}
 	}
 	g := refengine.NewStateGraph().AddNode("a", noop).AddEdge(refengine.Start, "a")
-	if _, err := g.Compile(refengine.WithInterruptBefore("nope")); !errors.Is(err, refengine.ErrInvalidGraph) {
+	if _, err := g.Compile(refengine.CompileOptions{InterruptBefore: []string{"nope"}}); !errors.Is(err, refengine.ErrInvalidGraph) {
 		t.Errorf("interrupt on unknown node: %v", err)
 	}
 }
@@ -59,15 +60,21 @@ func TestInvokeRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
 	g := compile(t, refengine.NewStateGraph().AddKey("x", refengine.LastValue()).
-		AddNode("a", put("a", "x", 1)).AddEdge(refengine.Start, "a"), refengine.WithSaver(s))
+		AddNode("a", put("a", "x", 1)).AddEdge(refengine.Start, "a"), refengine.CompileOptions{Saver: s})
 	if _, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{}); !errors.Is(err, spec.ErrInvalidConfig) {
 		t.Errorf("empty thread: %v", err)
 	}
-	if _, err := g.Invoke(ctx, 42, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, spec.ErrInvalidArgument) {
-		t.Errorf("bad input type: %v", err)
+	if _, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t", Namespace: "sub:1"}); !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Errorf("Invoke in a subgraph namespace: %v", err)
+	}
+	if hs := history(t, s, "t", ""); len(hs) > 0 {
+		t.Errorf("a rejected Invoke stored %d checkpoints", len(hs))
 	}
 	if _, err := g.Invoke(ctx, nil, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, refengine.ErrEmptyInput) {
 		t.Errorf("nothing to resume: %v", err)
+	}
+	if _, err := g.Invoke(ctx, (*refengine.Command)(nil), refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, refengine.ErrEmptyInput) {
+		t.Errorf("nil *Command (continue) with nothing to resume: %v", err)
 	}
 	if _, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t", Durability: "never"}); !errors.Is(err, spec.ErrInvalidArgument) {
 		t.Errorf("bad durability: %v", err)
@@ -93,7 +100,7 @@ func TestInvokeRejectsBadInput(t *testing.T) {
 	if _, err := g.Invoke(ctx, refengine.Command{}, refengine.RunConfig{ThreadID: "t2"}); !errors.Is(err, refengine.ErrEmptyInput) {
 		t.Errorf("empty command: %v", err)
 	}
-	noSaver := compile(t, refengine.NewStateGraph().AddNode("a", put("a", "x", 1)).AddEdge(refengine.Start, "a"))
+	noSaver := compile(t, refengine.NewStateGraph().AddNode("a", put("a", "x", 1)).AddEdge(refengine.Start, "a"), refengine.CompileOptions{})
 	if _, err := noSaver.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t"}); !errors.Is(err, refengine.ErrNoSaver) {
 		t.Errorf("no saver: %v", err)
 	}
@@ -111,7 +118,7 @@ func TestCancelledContext(t *testing.T) {
 			return refengine.Update{"x": 1}, nil
 		}).
 		AddNode("b", put("b", "x", 2)).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.CompileOptions{Saver: s})
 	_, err := g.Invoke(ctx, refengine.State{"x": 0}, refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilitySync})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -133,7 +140,7 @@ func TestConcurrentLastValueWrites(t *testing.T) {
 	}
 	g := compile(t, refengine.NewStateGraph().AddKey("x", refengine.LastValue()).
 		AddNode("a", node("a")).AddNode("b", node("b")).
-		AddEdge(refengine.Start, "a").AddEdge(refengine.Start, "b"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "a").AddEdge(refengine.Start, "b"), refengine.CompileOptions{Saver: s})
 	cfg := refengine.RunConfig{ThreadID: "t"}
 	for range 2 {
 		if _, err := g.Invoke(ctx, refengine.State{}, cfg); !errors.Is(err, refengine.ErrInvalidUpdate) {
@@ -167,7 +174,7 @@ func TestJoinBarrier(t *testing.T) {
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).AddNode("c", runs.logNode("c")).
 		AddEdge(refengine.Start, "a").AddEdge(refengine.Start, "b").
-		AddJoin([]string{"a", "b"}, "c"), refengine.WithSaver(s))
+		AddJoin([]string{"a", "b"}, "c"), refengine.CompileOptions{Saver: s})
 	res, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t", Deterministic: true})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +203,7 @@ func TestRecursionLimit(t *testing.T) {
 	g := compile(t, refengine.NewStateGraph().
 		AddKey("n", refengine.Reducer(refengine.AddNumbers, nil)).
 		AddNode("loop", put("loop", "n", 1)).
-		AddEdge(refengine.Start, "loop").AddEdge("loop", "loop"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "loop").AddEdge("loop", "loop"), refengine.CompileOptions{Saver: s})
 	_, err := g.Invoke(ctx, refengine.State{"n": 0}, refengine.RunConfig{ThreadID: "t", RecursionLimit: 3, Durability: refengine.DurabilitySync})
 	if !errors.Is(err, refengine.ErrRecursionLimit) {
 		t.Fatalf("got %v, want ErrRecursionLimit", err)
@@ -213,13 +220,13 @@ func TestRecursionLimit(t *testing.T) {
 // (LangGraph S14).
 func TestCommandGotoUpdate(t *testing.T) {
 	ctx := context.Background()
-	rec := refengine.Record(memory.New())
+	rec := trace.Record(memory.New())
 	runs := newCounter("a", "b")
 	g := compile(t, refengine.NewStateGraph().
 		AddKey("q", refengine.LastValue()).
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(rec))
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.CompileOptions{Saver: rec})
 	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilitySync}
 	if _, err := g.Invoke(ctx, refengine.State{"q": "hi"}, cfg); err != nil {
 		t.Fatal(err)
@@ -254,7 +261,7 @@ func TestNewInputDiscardsPendingTasks(t *testing.T) {
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
 		AddEdge(refengine.Start, "a").AddEdge("a", "b"),
-		refengine.WithSaver(s), refengine.WithInterruptBefore("b"))
+		refengine.CompileOptions{Saver: s, InterruptBefore: []string{"b"}})
 	cfg := refengine.RunConfig{ThreadID: "t", Durability: refengine.DurabilitySync}
 	for range 2 {
 		res, err := g.Invoke(ctx, refengine.State{}, cfg)
@@ -279,7 +286,7 @@ func TestNewInputDiscardsPendingTasks(t *testing.T) {
 	}
 }
 
-func methodsOf(calls []refengine.Call) []string {
+func methodsOf(calls []trace.Call) []string {
 	out := make([]string, len(calls))
 	for i, c := range calls {
 		out[i] = c.Method
@@ -292,7 +299,7 @@ func TestPanickingNodeFailsItsTask(t *testing.T) {
 	s := memory.New()
 	g := compile(t, refengine.NewStateGraph().AddKey("x", refengine.LastValue()).
 		AddNode("a", func(context.Context, refengine.State) (refengine.Update, error) { panic("kaboom") }).
-		AddEdge(refengine.Start, "a"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "a"), refengine.CompileOptions{Saver: s})
 	_, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t"})
 	var te *refengine.TaskError
 	if !errors.Is(err, refengine.ErrNodePanic) || !errors.As(err, &te) || te.Node != "a" {

@@ -30,7 +30,7 @@ func Example() {
 		AddEdge(refengine.Start, "write").
 		AddEdge("write", "review").
 		AddEdge("review", refengine.End).
-		Compile(refengine.WithSaver(saver))
+		Compile(refengine.CompileOptions{Saver: saver})
 	if err != nil {
 		panic(err)
 	}
@@ -42,7 +42,7 @@ func Example() {
 	}
 	fmt.Println("interrupted:", res.Interrupted, res.Interrupts[0].Value)
 
-	snap, err := g.GetState(ctx, cfg, false)
+	snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 	if err != nil {
 		panic(err)
 	}

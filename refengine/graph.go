@@ -2,7 +2,6 @@ package refengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,29 +9,33 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// Reserved node and channel names, as LangGraph spells them.
+// Reserved node names, as LangGraph spells them.
 const (
-	// Start is the entry pseudo-node; its channel receives the graph input.
+	// Start is the entry pseudo-node: AddEdge(Start, x) makes x run first.
 	Start = "__start__"
-	// End is the terminal pseudo-node.
+	// End is the terminal pseudo-node: AddEdge(x, End) ends the run after x.
 	End = "__end__"
-	// TasksChannel is the topic holding pending Send packets.
-	TasksChannel = "__pregel_tasks"
-	// InputTask is the name of the pseudo-task applying input and null writes.
+	// InputTask, given to UpdateState as the node, applies the values as
+	// new graph input (source "input").
 	InputTask = "__input__"
-	// NoWritesChannel marks a task that finished without writes.
-	NoWritesChannel = "__no_writes__"
-	// CopyNode, given to UpdateState as the node, forks a checkpoint.
+	// CopyNode, given to UpdateState as the node, forks a checkpoint
+	// unchanged (source "fork").
 	CopyNode = "__copy__"
+)
+
+// Reserved channel names and prefixes.
+const (
+	// tasksChannel is the topic holding pending Send packets.
+	tasksChannel = "__pregel_tasks"
+	// noWritesChannel marks a task that finished without writes.
+	noWritesChannel = "__no_writes__"
 	// branchPrefix starts the name of the channel that triggers a node.
 	branchPrefix = "branch:to:"
 )
 
-// ErrInvalidGraph reports a graph definition that cannot be compiled.
-var ErrInvalidGraph = errors.New("refengine: invalid graph")
-
-// State is the input of a node: the graph's state keys (or a Send's
-// argument), as plain values.
+// State holds values of state keys, as plain values: the graph input given
+// to Invoke, the state a node or router receives (or a Send's argument),
+// and the values Invoke returns. As an [Input] it starts a new run.
 type State map[string]any
 
 // Update is what a node returns: values for state keys. Keys the graph does
@@ -43,25 +46,23 @@ type Update map[string]any
 // the superstep and returns the writes it makes.
 type NodeFunc func(ctx context.Context, state State) (Update, error)
 
-// Send schedules node as a PUSH task with Arg as its input.
+// Send schedules Node as a PUSH task with Arg as its input (LangGraph's
+// Send), from a [Route].
 type Send struct {
+	// Node is the node to run.
 	Node string
-	Arg  State
+	// Arg is the state the node receives instead of the graph's.
+	Arg State
 }
 
-// Route is the result of a [Router]: nodes to run next (End is dropped) and
-// Sends to schedule.
+// Route is what the router of a conditional edge returns: nodes to run next
+// (End is dropped) and Sends to schedule.
 type Route struct {
+	// Nodes run in the next superstep.
 	Nodes []string
+	// Sends each run their node with their own argument.
 	Sends []Send
 }
-
-// To is a Route to nodes.
-func To(nodes ...string) Route { return Route{Nodes: nodes} }
-
-// Router decides, from the state with the source node's own writes applied,
-// where to go next (a conditional edge).
-type Router func(ctx context.Context, state State) (Route, error)
 
 // StateGraph builds a graph: state keys are channels, nodes are Go
 // functions, and edges become LangGraph's channel layout (branch:to:X,
@@ -72,7 +73,7 @@ type StateGraph struct {
 	nodes    []*node
 	byName   map[string]*node
 	startOut []string
-	startRt  []Router
+	startRt  []router
 	joins    []join
 	err      error
 }
@@ -90,8 +91,12 @@ type node struct {
 	triggers []string // sorted
 	edges    []string // static targets (not End), sorted
 	joins    []string // join channels this node writes its name to
-	routers  []Router
+	routers  []router
 }
+
+// router decides, from the state with the source node's own writes
+// applied, where to go next (a conditional edge).
+type router = func(ctx context.Context, state State) (Route, error)
 
 // NewStateGraph returns an empty graph builder.
 func NewStateGraph() *StateGraph {
@@ -172,7 +177,7 @@ func (g *StateGraph) AddEdge(from, to string) *StateGraph {
 }
 
 // AddJoin adds a waiting edge: to runs once every node in from has run
-// (a NamedBarrier channel "join:a+b:to").
+// (a named-barrier channel "join:a+b:to").
 func (g *StateGraph) AddJoin(from []string, to string) *StateGraph {
 	if len(from) < 2 {
 		return g.fail("join into %q needs at least two sources", to)
@@ -181,8 +186,10 @@ func (g *StateGraph) AddJoin(from []string, to string) *StateGraph {
 	return g
 }
 
-// AddConditionalEdges adds a router evaluated after from (or Start) runs.
-func (g *StateGraph) AddConditionalEdges(from string, route Router) *StateGraph {
+// AddConditionalEdges adds a router evaluated after from (or Start) runs:
+// route receives the state with from's own writes applied and returns the
+// nodes to run next and the Sends to schedule.
+func (g *StateGraph) AddConditionalEdges(from string, route func(ctx context.Context, state State) (Route, error)) *StateGraph {
 	if route == nil {
 		return g.fail("nil router from %q", from)
 	}
@@ -212,47 +219,45 @@ type Graph struct {
 	stateful        bool
 }
 
-// Option configures Compile.
-type Option func(*Graph)
-
-// WithSaver makes the graph persist through s. Subgraphs use their
-// parent's saver whatever they were compiled with.
-func WithSaver(s spec.Saver) Option { return func(g *Graph) { g.saver = s } }
-
-// WithInterruptBefore stops a run before any of nodes runs ("*": any node).
-func WithInterruptBefore(nodes ...string) Option {
-	return func(g *Graph) { g.interruptBefore = slices.Clone(nodes) }
-}
-
-// Stateful makes the graph, when used as a subgraph, keep one checkpoint
-// lineage per thread (LangGraph's checkpointer=True): it runs in the recast
-// namespace (task IDs removed, e.g. "inner" or "outer|inner"), so each
-// invocation continues from the previous one's state. It has no effect on a
-// root graph.
-func Stateful() Option { return func(g *Graph) { g.stateful = true } }
-
-// WithInterruptAfter stops a run after a superstep in which any of nodes ran
-// ("*": any node but the hidden start node).
-func WithInterruptAfter(nodes ...string) Option {
-	return func(g *Graph) { g.interruptAfter = slices.Clone(nodes) }
+// CompileOptions configure Compile. The zero value compiles a graph without
+// a saver, which is what a subgraph needs: it uses its parent's.
+type CompileOptions struct {
+	// Saver persists the graph's checkpoints and writes; Invoke needs one
+	// on a root graph. Subgraphs use their parent's saver whatever they
+	// were compiled with.
+	Saver spec.Saver
+	// InterruptBefore stops a run before any of these nodes runs ("*":
+	// any node).
+	InterruptBefore []string
+	// InterruptAfter stops a run after a superstep in which any of these
+	// nodes ran ("*": any node).
+	InterruptAfter []string
+	// Stateful makes the graph, when used as a subgraph, keep one
+	// checkpoint lineage per thread (LangGraph's checkpointer=True): it
+	// runs in the recast namespace (task IDs removed, e.g. "inner" or
+	// "outer|inner"), so each invocation continues from the previous
+	// one's state. It has no effect on a root graph.
+	Stateful bool
 }
 
 // Compile validates the graph and lays it out in LangGraph's channels.
-func (g *StateGraph) Compile(opts ...Option) (*Graph, error) {
+func (g *StateGraph) Compile(opts CompileOptions) (*Graph, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
 	if len(g.startOut) == 0 && len(g.startRt) == 0 {
 		return nil, fmt.Errorf("%w: no edge from %s", ErrInvalidGraph, Start)
 	}
-	out := &Graph{channels: map[string]Channel{}, byName: map[string]*node{}}
+	out := &Graph{channels: map[string]Channel{}, byName: map[string]*node{}, saver: opts.Saver,
+		interruptBefore: slices.Clone(opts.InterruptBefore), interruptAfter: slices.Clone(opts.InterruptAfter),
+		stateful: opts.Stateful}
 	for k, ch := range g.keys {
 		out.keys = append(out.keys, k)
 		out.channels[k] = ch
 	}
 	slices.Sort(out.keys)
-	out.channels[Start] = Ephemeral(true)
-	out.channels[TasksChannel] = Topic(false)
+	out.channels[Start] = Ephemeral()
+	out.channels[tasksChannel] = Topic()
 
 	known := func(name string) bool { return name == End || g.byName[name] != nil }
 	start := &node{name: Start, start: true, triggers: []string{Start}, routers: g.startRt}
@@ -262,7 +267,7 @@ func (g *StateGraph) Compile(opts ...Option) (*Graph, error) {
 		c := *n
 		c.edges, c.joins = nil, nil
 		c.triggers = []string{branchPrefix + n.name}
-		out.channels[branchPrefix+n.name] = Ephemeral(false)
+		out.channels[branchPrefix+n.name] = Channel{kind: kindEphemeral} // unguarded
 		out.nodes = append(out.nodes, &c)
 		out.byName[n.name] = &c
 	}
@@ -299,12 +304,9 @@ func (g *StateGraph) Compile(opts ...Option) (*Graph, error) {
 			}
 			src.joins = append(src.joins, name)
 		}
-		out.channels[name] = NamedBarrier(j.sources...)
+		out.channels[name] = namedBarrier(j.sources...)
 		target.triggers = append(target.triggers, name)
 		slices.Sort(target.triggers)
-	}
-	for _, opt := range opts {
-		opt(out)
 	}
 	for _, list := range [][]string{out.interruptBefore, out.interruptAfter} {
 		for _, name := range list {

@@ -2,75 +2,44 @@ package refengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
-)
-
-// Errors returned by Invoke and friends.
-var (
-	// ErrEmptyInput reports a run with nothing to do: no input, no resume
-	// and no pending work.
-	ErrEmptyInput = errors.New("refengine: empty input")
-	// ErrMultipleInterrupts reports a plain resume value while several
-	// interrupts are pending; resume them with Command.ResumeMap.
-	ErrMultipleInterrupts = errors.New("refengine: several interrupts are pending; resume with a map by interrupt ID")
-	// ErrRecursionLimit reports a run that did not finish within its
-	// recursion limit.
-	ErrRecursionLimit = errors.New("refengine: recursion limit reached")
-	// ErrNoSaver reports a graph compiled without a saver.
-	ErrNoSaver = errors.New("refengine: graph has no saver")
-	// ErrNodePanic wraps the value a panicking node panicked with.
-	ErrNodePanic = errors.New("refengine: node panicked")
-	// ErrNotInTask reports Interrupt called outside a running node.
-	ErrNotInTask = errors.New("refengine: Interrupt called outside a node")
 )
 
 // PendingInterrupt is an interrupt raised by [Interrupt]: the value the node
 // passed and the interrupt's ID, the key of a resume map.
 type PendingInterrupt struct {
+	// Value is what the node passed to Interrupt.
 	Value any
-	ID    string
+	// ID is the xxh3-128 hex digest of the raising task's namespace, as in
+	// LangGraph; Command.ResumeMap is keyed by it.
+	ID string
 }
 
-// GraphInterrupt is the error a node returns (and Invoke reports in its
-// Result) when a run stops for human input. Static interrupts
-// (WithInterruptBefore/After) carry no Interrupts.
-type GraphInterrupt struct {
-	Interrupts []PendingInterrupt
+// graphInterrupt is the error that stops a run for human input: the one
+// Interrupt returns (with its interrupt) and the one static interrupts
+// raise (without). It matches ErrGraphInterrupt.
+type graphInterrupt struct {
+	interrupts []PendingInterrupt
 }
 
-// Error implements error.
-func (e *GraphInterrupt) Error() string {
-	if len(e.Interrupts) == 0 {
-		return "refengine: graph interrupted"
+func (e *graphInterrupt) Error() string {
+	if len(e.interrupts) == 0 {
+		return ErrGraphInterrupt.Error()
 	}
-	vals := make([]string, len(e.Interrupts))
-	for i, in := range e.Interrupts {
+	vals := make([]string, len(e.interrupts))
+	for i, in := range e.interrupts {
 		vals[i] = fmt.Sprint(in.Value)
 	}
-	return "refengine: graph interrupted: " + strings.Join(vals, ", ")
+	return ErrGraphInterrupt.Error() + ": " + strings.Join(vals, ", ")
 }
 
-// TaskError is a node failure, reported by Invoke after the superstep's
-// other tasks committed.
-type TaskError struct {
-	Node   string
-	TaskID string
-	Err    error
-}
-
-// Error implements error.
-func (e *TaskError) Error() string {
-	return fmt.Sprintf("refengine: node %q failed: %v", e.Node, e.Err)
-}
-
-// Unwrap returns the node's error.
-func (e *TaskError) Unwrap() error { return e.Err }
+func (e *graphInterrupt) Is(target error) bool { return target == ErrGraphInterrupt }
 
 // encodeInterrupts is the stored form of interrupts: a list of
 // {"value", "id"} maps.
@@ -107,6 +76,7 @@ type scratchpad struct {
 	counter int
 	resume  []any
 	emitted []spec.Write // __resume__ writes, in order
+	raised  bool         // Interrupt returned an interrupt error
 }
 
 type scratchKey struct{}
@@ -122,12 +92,21 @@ func (s *scratchpad) nullResume() (any, bool) {
 	return nil, false
 }
 
+// interruptRaised reports whether Interrupt returned an interrupt error
+// during this attempt.
+func (s *scratchpad) interruptRaised() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raised
+}
+
 // Interrupt pauses the running node for human input, as LangGraph's
-// interrupt() does. The first time, it returns a *GraphInterrupt error that
-// the node must return; the run stops and the interrupt is saved. When the
-// run is resumed (Command.Resume, or Command.ResumeMap keyed by the
-// interrupt ID), the node runs again from the top and the k-th Interrupt
-// call returns the k-th resume value.
+// interrupt() does. The first time, it returns an error matching
+// [ErrGraphInterrupt] that the node must return (wrapping it is fine); the
+// run stops and the interrupt is saved. A node that drops that error fails
+// with [ErrInterruptSwallowed]. When the run is resumed (Command.Resume, or
+// Command.ResumeMap keyed by the interrupt ID), the node runs again from the
+// top and the k-th Interrupt call returns the k-th resume value.
 func Interrupt(ctx context.Context, value any) (any, error) {
 	sp, _ := ctx.Value(scratchKey{}).(*scratchpad)
 	if sp == nil {
@@ -146,5 +125,6 @@ func Interrupt(ctx context.Context, value any) (any, error) {
 		sp.emitted = append(sp.emitted, spec.Write{Channel: spec.ResumeChannel, Value: slices.Clone(sp.resume)})
 		return v, nil
 	}
-	return nil, &GraphInterrupt{Interrupts: []PendingInterrupt{{Value: value, ID: InterruptID(sp.task.ns)}}}
+	sp.raised = true
+	return nil, &graphInterrupt{interrupts: []PendingInterrupt{{Value: value, ID: ids.Interrupt(sp.task.ns)}}}
 }

@@ -2,6 +2,7 @@ package refengine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -28,7 +29,7 @@ func twoQuestions(t *testing.T, s spec.Saver, runs *counter) *refengine.Graph {
 			}
 			return refengine.Update{"out": fmt.Sprint(a, ",", b, ",", st["q"])}, nil
 		}).
-		AddEdge(refengine.Start, "ask"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "ask"), refengine.CompileOptions{Saver: s})
 }
 
 // A Command's update is saved as a null write and applied again on every
@@ -102,5 +103,92 @@ func TestResumeMapTwiceInOneNode(t *testing.T) {
 				t.Errorf("null-task write %v stored for a resume map", w)
 			}
 		}
+	}
+}
+
+// A node that calls Interrupt and drops its error fails its task with
+// ErrInterruptSwallowed instead of losing the interrupt; one that returns
+// the error, wrapped or not, is interrupted.
+func TestSwallowedInterruptFailsTheTask(t *testing.T) {
+	errOther := errors.New("other failure")
+	cases := []struct {
+		name string
+		// after gets Interrupt's error and returns the node's result.
+		after func(err error) (refengine.Update, error)
+		// wantErr is nil when the run must stop on the interrupt.
+		wantErr []error
+	}{
+		{"returns nil", func(error) (refengine.Update, error) { return nil, nil }, []error{refengine.ErrInterruptSwallowed}},
+		{"returns an update", func(error) (refengine.Update, error) { return refengine.Update{"out": "ignored"}, nil }, []error{refengine.ErrInterruptSwallowed}},
+		{"returns another error", func(error) (refengine.Update, error) { return nil, errOther }, []error{refengine.ErrInterruptSwallowed, errOther}},
+		{"flattens the error", func(err error) (refengine.Update, error) { return nil, fmt.Errorf("ask: %v", err) }, []error{refengine.ErrInterruptSwallowed}},
+		{"wraps the error", func(err error) (refengine.Update, error) { return nil, fmt.Errorf("ask: %w", err) }, nil},
+		{"returns the error", func(err error) (refengine.Update, error) { return nil, err }, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := memory.New()
+			var sawSentinel bool
+			g := compile(t, refengine.NewStateGraph().
+				AddKey("out", refengine.LastValue()).
+				AddNode("ask", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+					_, err := refengine.Interrupt(ctx, "ok?")
+					sawSentinel = errors.Is(err, refengine.ErrGraphInterrupt)
+					return tc.after(err)
+				}).
+				AddEdge(refengine.Start, "ask"), refengine.CompileOptions{Saver: s})
+			res, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t", Deterministic: true})
+			if !sawSentinel {
+				t.Error("the error of Interrupt does not match ErrGraphInterrupt")
+			}
+			hs := history(t, s, "t", "")
+			stored := hs[len(hs)-1].PendingWrites
+			if tc.wantErr == nil {
+				if err != nil || !res.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Value != "ok?" {
+					t.Fatalf("res=%+v err=%v, want the interrupt", res, err)
+				}
+				if len(stored) != 1 || stored[0].Channel != spec.InterruptChannel {
+					t.Errorf("stored writes %v, want the interrupt", stored)
+				}
+				return
+			}
+			var te *refengine.TaskError
+			if !errors.As(err, &te) || te.Node != "ask" {
+				t.Fatalf("err = %v, want a *TaskError of node ask", err)
+			}
+			for _, want := range tc.wantErr {
+				if !errors.Is(err, want) {
+					t.Errorf("err = %v, want it to match %v", err, want)
+				}
+			}
+			if errors.Is(err, refengine.ErrGraphInterrupt) {
+				t.Errorf("err = %v still matches ErrGraphInterrupt", err)
+			}
+			if len(stored) != 1 || stored[0].Channel != spec.ErrorChannel {
+				t.Errorf("stored writes %v, want one __error__ write and no interrupt or update", stored)
+			}
+		})
+	}
+}
+
+// A node of a subgraph that swallows an interrupt fails the parent run with
+// the inner node's TaskError.
+func TestSwallowedInterruptInSubgraph(t *testing.T) {
+	ctx := context.Background()
+	child := compile(t, refengine.NewStateGraph().
+		AddKey("out", refengine.LastValue()).
+		AddNode("inner", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+			_, _ = refengine.Interrupt(ctx, "lost?")
+			return refengine.Update{"out": "done"}, nil
+		}).
+		AddEdge(refengine.Start, "inner"), refengine.CompileOptions{})
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("out", refengine.LastValue()).
+		AddSubgraph("sub", child).AddEdge(refengine.Start, "sub"), refengine.CompileOptions{Saver: memory.New()})
+	res, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t"})
+	var te *refengine.TaskError
+	if !errors.Is(err, refengine.ErrInterruptSwallowed) || !errors.As(err, &te) || te.Node != "inner" {
+		t.Fatalf("res=%+v err=%v, want inner's task to fail with ErrInterruptSwallowed", res, err)
 	}
 }

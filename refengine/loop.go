@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -154,7 +155,7 @@ func (l *loop) load(ctx context.Context) error {
 	l.step = step + 1
 	limit := l.opts.recursionLimit
 	if limit <= 0 {
-		limit = DefaultRecursionLimit
+		limit = defaultRecursionLimit
 	}
 	l.stop = l.step + limit + 1
 	l.pending = slices.Clone(tup.PendingWrites)
@@ -177,8 +178,8 @@ func (l *loop) replayLookup(ctx context.Context) (*spec.Tuple, error) {
 	return nil, spec.ErrNotFound
 }
 
-// DefaultRecursionLimit is the superstep limit of a run, as in LangGraph.
-const DefaultRecursionLimit = 10007
+// defaultRecursionLimit is the superstep limit of a run, as in LangGraph.
+const defaultRecursionLimit = 10007
 
 // tick prepares the next superstep. It returns false when nothing is left
 // to run.
@@ -225,13 +226,13 @@ func (l *loop) tick(ctx context.Context) (bool, error) {
 	}
 	l.mu.Unlock()
 	for _, t := range tasks {
-		if v, ok := l.opts.resumeMap[InterruptID(t.ns)]; ok {
+		if v, ok := l.opts.resumeMap[ids.Interrupt(t.ns)]; ok {
 			t.resume = append(t.resume, v)
 		}
 	}
 	l.tasks = tasks
 	if l.shouldInterrupt(l.g.interruptBefore) {
-		return false, &GraphInterrupt{}
+		return false, &graphInterrupt{}
 	}
 	return true, nil
 }
@@ -284,16 +285,16 @@ func (l *loop) runTasks(ctx context.Context) error {
 		}
 		wg.Wait()
 	}
-	var combined *GraphInterrupt
+	var combined *graphInterrupt
 	for _, err := range errs {
-		var gi *GraphInterrupt
+		var gi *graphInterrupt
 		switch {
 		case err == nil:
 		case errors.As(err, &gi):
 			if combined == nil {
-				combined = &GraphInterrupt{}
+				combined = &graphInterrupt{}
 			}
-			combined.Interrupts = append(combined.Interrupts, gi.Interrupts...)
+			combined.interrupts = append(combined.interrupts, gi.interrupts...)
 		default:
 			return err
 		}
@@ -323,7 +324,7 @@ func (l *loop) afterTick(ctx context.Context) error {
 		return err
 	}
 	if l.shouldInterrupt(l.g.interruptAfter) {
-		return &GraphInterrupt{}
+		return &graphInterrupt{}
 	}
 	l.opts.resuming = nil
 	if l.opts.durability == DurabilitySync {

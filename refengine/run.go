@@ -11,6 +11,17 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
+// Input is what Invoke runs a graph on: a [State] (new input) or a
+// [Command] (resume or steer a thread; a *Command works too). A nil Input
+// continues the thread: it resumes after an interrupt or a failure, or
+// replays from RunConfig.CheckpointID.
+type Input interface {
+	isInput()
+}
+
+func (State) isInput()   {}
+func (Command) isInput() {}
+
 // Command resumes or steers a thread instead of giving it new input.
 type Command struct {
 	// Resume is the value the pending Interrupt call returns. nil means no
@@ -25,16 +36,23 @@ type Command struct {
 	Goto []string
 }
 
-// RunConfig addresses a thread and controls a run.
+// RunConfig addresses a thread and controls a run. Every Graph method
+// reads ThreadID, Namespace and CheckpointID; the other fields control what
+// Invoke (and, for Metadata and NewCheckpointID, UpdateState) writes.
 type RunConfig struct {
 	// ThreadID names the thread; required.
 	ThreadID string
-	// Namespace addresses a subgraph's namespace for GetState, History
-	// and UpdateState; Invoke always runs the root graph in "".
+	// Namespace addresses a subgraph's checkpoints for GetState, History
+	// and UpdateState (found through its recast namespace, as LangGraph
+	// does). Invoke runs the root graph, which always lives in namespace
+	// "": LangGraph replaces a non-empty namespace by "" and drops the
+	// checkpoint ID, so rather than run somewhere the caller did not ask
+	// for, Invoke rejects a non-empty Namespace with an error wrapping
+	// spec.ErrInvalidConfig.
 	Namespace string
 	// CheckpointID, when set, makes Invoke time-travel from (or resume)
-	// that checkpoint, and GetState/UpdateState read it instead of the
-	// latest.
+	// that checkpoint, GetState and UpdateState read it instead of the
+	// latest, and History list only it.
 	CheckpointID string
 	// Durability defaults to DurabilityAsync.
 	Durability Durability
@@ -43,8 +61,8 @@ type RunConfig struct {
 	// reproducible. With async durability each Put is issued after the
 	// writes of the following superstep.
 	Deterministic bool
-	// RecursionLimit caps the supersteps of a run (default
-	// DefaultRecursionLimit).
+	// RecursionLimit caps the supersteps of a run (default 10007, as in
+	// LangGraph).
 	RecursionLimit int
 	// NestedReplayQuirk reproduces a LangGraph quirk: nested graphs start
 	// as if replaying, so on their first superstep they do not restore the
@@ -57,7 +75,7 @@ type RunConfig struct {
 	// step, parents) take precedence. Values must be JSON-like.
 	Metadata spec.Metadata
 	// NewCheckpointID mints checkpoint IDs (default spec.NewCheckpointID).
-	// Tests use SequentialIDs to make whole traces reproducible.
+	// For reproducible traces use trace.SequentialIDs.
 	NewCheckpointID func(step int) string
 }
 
@@ -101,36 +119,39 @@ func (g *Graph) runOptions(cfg RunConfig) (runOpts, error) {
 		recursionLimit: cfg.RecursionLimit, newID: newID, metadata: md, nestedQuirk: cfg.NestedReplayQuirk}, nil
 }
 
-// Invoke runs the graph on a thread. input is a State (new input), a
-// Command or *Command (resume/steer), or nil (continue: resume after an
-// interrupt or failure, or replay from cfg.CheckpointID). An interrupt is
-// not an error: the Result reports it. A node failure is returned as a
-// *TaskError after the successful tasks of the superstep were saved.
-func (g *Graph) Invoke(ctx context.Context, input any, cfg RunConfig) (*Result, error) {
+// Invoke runs the graph on a thread, in the root namespace. input is a
+// State (new input), a Command (resume or steer) or nil (continue: resume
+// after an interrupt or failure, or replay from cfg.CheckpointID). An
+// interrupt is not an error: the Result reports it. A node failure is
+// returned as a *TaskError after the successful tasks of the superstep were
+// saved. A non-empty cfg.Namespace is rejected (see RunConfig.Namespace).
+func (g *Graph) Invoke(ctx context.Context, input Input, cfg RunConfig) (*Result, error) {
 	opts, err := g.runOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	switch in := input.(type) {
-	case nil, Command:
-	case *Command:
-		if in == nil {
-			input = nil
-		} else {
-			input = *in
-		}
+	if cfg.Namespace != "" {
+		return nil, fmt.Errorf("refengine: %w: Invoke runs the root graph in namespace \"\", not %q (Namespace addresses GetState, History and UpdateState)",
+			spec.ErrInvalidConfig, cfg.Namespace)
+	}
+	var in any // nil, Command or map[string]any, as the loop takes it
+	switch x := input.(type) {
+	case nil:
 	case State:
-		input = map[string]any(in)
-	case map[string]any:
-	default:
-		return nil, fmt.Errorf("refengine: %w: input of type %T (want State, Command or nil)", spec.ErrInvalidArgument, input)
+		in = map[string]any(x)
+	case Command:
+		in = x
+	case *Command:
+		if x != nil {
+			in = *x
+		}
 	}
 	l := newLoop(g, g.saver, "", opts)
 	l.loadID = cfg.CheckpointID
-	values, err := l.run(ctx, input)
-	var gi *GraphInterrupt
+	values, err := l.run(ctx, in)
+	var gi *graphInterrupt
 	if errors.As(err, &gi) {
-		return &Result{Values: values, Interrupted: true, Interrupts: gi.Interrupts}, nil
+		return &Result{Values: values, Interrupted: true, Interrupts: gi.interrupts}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -48,7 +48,15 @@ type SnapshotTask struct {
 	State *Snapshot
 }
 
-// HistoryOptions filters History.
+// StateOptions configure GetState.
+type StateOptions struct {
+	// Subgraphs reads the state of every pending subgraph task too
+	// (recursively) into SnapshotTask.State, as LangGraph's
+	// get_state(subgraphs=True) does: one more GetTuple per subgraph.
+	Subgraphs bool
+}
+
+// HistoryOptions filter History.
 type HistoryOptions struct {
 	// Filter keeps checkpoints whose metadata matches every key.
 	Filter spec.Metadata
@@ -58,13 +66,11 @@ type HistoryOptions struct {
 	Limit int
 }
 
-// graphAt returns the (sub)graph that runs in namespace ns.
+// graphAt returns the (sub)graph that runs in namespace ns, found through
+// the node names of the recast namespace.
 func (g *Graph) graphAt(ns string) (*Graph, error) {
 	cur := g
-	for name := range strings.SplitSeq(spec.RecastNamespace(ns), spec.NSSep) {
-		if name == "" {
-			continue
-		}
+	for _, name := range spec.SplitNamespace(spec.RecastNamespace(ns)) {
 		n := cur.byName[name]
 		if n == nil || n.sub == nil {
 			return nil, fmt.Errorf("refengine: %w: namespace %q: no subgraph %q", spec.ErrInvalidConfig, ns, name)
@@ -75,11 +81,11 @@ func (g *Graph) graphAt(ns string) (*Graph, error) {
 }
 
 // GetState returns the snapshot of the checkpoint cfg names (the latest of
-// cfg.Namespace when cfg.CheckpointID is empty). For the latest
-// checkpoint the saved writes of finished tasks are applied and those tasks
-// leave Next; for an explicit checkpoint only null-task writes are. With
-// subgraphs, the state of every pending subgraph task is read too.
-func (g *Graph) GetState(ctx context.Context, cfg RunConfig, subgraphs bool) (*Snapshot, error) {
+// cfg.Namespace when cfg.CheckpointID is empty). For the latest checkpoint
+// the saved writes of finished tasks are applied and those tasks leave
+// Next; for an explicit checkpoint only null-task writes are. With
+// opts.Subgraphs, the state of every pending subgraph task is read too.
+func (g *Graph) GetState(ctx context.Context, cfg RunConfig, opts StateOptions) (*Snapshot, error) {
 	if _, err := g.runOptions(cfg); err != nil {
 		return nil, err
 	}
@@ -87,7 +93,7 @@ func (g *Graph) GetState(ctx context.Context, cfg RunConfig, subgraphs bool) (*S
 	if err != nil {
 		return nil, err
 	}
-	return sub.snapshot(ctx, g.saver, spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}, subgraphs)
+	return sub.snapshot(ctx, g.saver, spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}, opts.Subgraphs)
 }
 
 func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, subgraphs bool) (*Snapshot, error) {
@@ -310,7 +316,7 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 			}
 		}
 		if taskID == "" {
-			if taskID, err = uuid5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
+			if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
 				return spec.Config{}, err
 			}
 		}
@@ -350,7 +356,7 @@ func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Ch
 	if saved != nil {
 		next, parentCfg = step+1, saved.Config
 	}
-	taskID, err := uuid5(cp.ID, InputTask)
+	taskID, err := ids.UUID5(cp.ID, InputTask)
 	if err != nil {
 		return spec.Config{}, err
 	}

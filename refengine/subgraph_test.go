@@ -3,18 +3,22 @@ package refengine_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // nested builds root(START -> outer) where outer is a subgraph
 // (START -> inner) and inner a subgraph (START -> ask) whose node
 // interrupts.
-func nested(t *testing.T, s spec.Saver, runs *counter, opts ...refengine.Option) *refengine.Graph {
+func nested(t *testing.T, s spec.Saver, runs *counter) *refengine.Graph {
 	ask := compile(t, refengine.NewStateGraph().
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
@@ -25,14 +29,14 @@ func nested(t *testing.T, s spec.Saver, runs *counter, opts ...refengine.Option)
 			}
 			return refengine.Update{"log": []any{fmt.Sprint("ask:", v)}}, nil
 		}).
-		AddEdge(refengine.Start, "ask"))
+		AddEdge(refengine.Start, "ask"), refengine.CompileOptions{})
 	inner := compile(t, refengine.NewStateGraph().
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
-		AddSubgraph("inner", ask).AddEdge(refengine.Start, "inner"))
+		AddSubgraph("inner", ask).AddEdge(refengine.Start, "inner"), refengine.CompileOptions{})
 	return compile(t, refengine.NewStateGraph().
 		AddKey("log", refengine.LastValue()).
 		AddSubgraph("outer", inner).AddEdge(refengine.Start, "outer"),
-		append([]refengine.Option{refengine.WithSaver(s)}, opts...)...)
+		refengine.CompileOptions{Saver: s})
 }
 
 func TestNestedSubgraphs(t *testing.T) {
@@ -47,14 +51,14 @@ func TestNestedSubgraphs(t *testing.T) {
 	}
 	root := history(t, s, "t", "")
 	c0 := root[1].Config.CheckpointID
-	tOuter, _ := refengine.TaskID(c0, "outer", "1", "outer", refengine.Pull, "branch:to:outer")
+	tOuter, _ := ids.Task(c0, "outer", "1", "outer", ids.Pull, "branch:to:outer")
 	ns1 := "outer:" + tOuter
 	child := history(t, s, "t", ns1)
 	if len(child) != 2 {
 		t.Fatalf("%d checkpoints in %s", len(child), ns1)
 	}
 	s0 := child[1].Config.CheckpointID
-	tInner, _ := refengine.TaskID(s0, ns1+"|inner", "1", "inner", refengine.Pull, "branch:to:inner")
+	tInner, _ := ids.Task(s0, ns1+"|inner", "1", "inner", ids.Pull, "branch:to:inner")
 	ns2 := ns1 + "|inner:" + tInner
 	grand := history(t, s, "t", ns2)
 	if len(grand) != 2 {
@@ -64,11 +68,15 @@ func TestNestedSubgraphs(t *testing.T) {
 	if !spec.Equal(grand[0].Metadata["parents"], wantParents) {
 		t.Errorf("grandchild parents = %v, want %v", grand[0].Metadata["parents"], wantParents)
 	}
+	gp, _ := grand[0].Metadata["parents"].(map[string]any)
+	if keys, want := slices.Sorted(maps.Keys(gp)), spec.ParentNamespaces(ns2); !slices.Equal(keys, want) {
+		t.Errorf("grandchild parents keys = %q, want the ancestor namespaces %q", keys, want)
+	}
 	if got := spec.RecastNamespace(ns2); got != "outer|inner" {
 		t.Errorf("recast = %q", got)
 	}
-	tAsk, _ := refengine.TaskID(grand[1].Config.CheckpointID, ns2+"|ask", "1", "ask", refengine.Pull, "branch:to:ask")
-	if want := refengine.InterruptID(ns2 + "|ask:" + tAsk); res.Interrupts[0].ID != want {
+	tAsk, _ := ids.Task(grand[1].Config.CheckpointID, ns2+"|ask", "1", "ask", ids.Pull, "branch:to:ask")
+	if want := ids.Interrupt(ns2 + "|ask:" + tAsk); res.Interrupts[0].ID != want {
 		t.Errorf("interrupt ID = %s, want hash of the grandchild task namespace (%s)", res.Interrupts[0].ID, want)
 	}
 	// Each level stores the interrupt.
@@ -79,18 +87,18 @@ func TestNestedSubgraphs(t *testing.T) {
 	}
 	// The grandchild's state is readable by its full namespace (the engine
 	// finds the subgraph through the recast namespace).
-	snap, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: ns2}, false)
+	snap, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: ns2}, refengine.StateOptions{})
 	if err != nil || snap.Config.Namespace != ns2 || len(snap.Next) != 1 || snap.Next[0] != "ask" {
 		t.Fatalf("grandchild state: %+v, %v", snap, err)
 	}
-	full, err := g.GetState(ctx, cfg, true)
+	full, err := g.GetState(ctx, cfg, refengine.StateOptions{Subgraphs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := full.Tasks[0].State; st == nil || st.Tasks[0].State == nil || st.Tasks[0].State.Config.Namespace != ns2 {
 		t.Fatalf("recursive subgraph state missing: %+v", full.Tasks[0])
 	}
-	if _, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: "nope:1"}, false); err == nil {
+	if _, err := g.GetState(ctx, refengine.RunConfig{ThreadID: "t", Namespace: "nope:1"}, refengine.StateOptions{}); err == nil {
 		t.Error("GetState of an unknown subgraph namespace should fail")
 	}
 
@@ -126,7 +134,7 @@ func TestNestedSubgraphs(t *testing.T) {
 func TestExitDurabilityNested(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	rec := refengine.Record(s)
+	rec := trace.Record(s)
 	runs := newCounter("ask")
 	g := nested(t, rec, runs)
 	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilityExit}
@@ -151,7 +159,7 @@ func TestExitDurabilityNested(t *testing.T) {
 		}
 	}
 	for _, c := range rec.Calls() {
-		if c.Method == refengine.MethodPut && c.Config.CheckpointID != "" {
+		if c.Method == trace.MethodPut && c.Config.CheckpointID != "" {
 			t.Errorf("exit-mode put with a parent on a fresh thread: %+v", c.Config)
 		}
 	}
@@ -182,12 +190,12 @@ func listAll(t *testing.T, s spec.Saver, thread string) []*spec.Tuple {
 
 func TestUpdateStateOnFreshThread(t *testing.T) {
 	ctx := context.Background()
-	rec := refengine.Record(memory.New())
+	rec := trace.Record(memory.New())
 	runs := newCounter("a", "b")
 	g := compile(t, refengine.NewStateGraph().
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(rec))
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.CompileOptions{Saver: rec})
 	cfg := refengine.RunConfig{ThreadID: "fresh"}
 	out, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"seed"}}, "a")
 	if err != nil {
@@ -221,12 +229,12 @@ func TestUpdateStateOnFreshThread(t *testing.T) {
 func TestUpdateStateAsInputAndRunMetadata(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	rec := refengine.Record(s)
+	rec := trace.Record(s)
 	runs := newCounter("a", "b")
 	g := compile(t, refengine.NewStateGraph().
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.WithSaver(rec))
+		AddEdge(refengine.Start, "a").AddEdge("a", "b"), refengine.CompileOptions{Saver: rec})
 	cfg := refengine.RunConfig{ThreadID: "t", Metadata: spec.Metadata{"run_id": "r1", "source": "ignored"}}
 	out, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"x"}}, refengine.InputTask)
 	if err != nil {
@@ -285,7 +293,7 @@ func TestUpdateStateAppliesSavedWrites(t *testing.T) {
 			}
 			return refengine.Update{"value": 3}, nil
 		}).
-		AddEdge(refengine.Start, "one").AddEdge(refengine.Start, "two"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "one").AddEdge(refengine.Start, "two"), refengine.CompileOptions{Saver: s})
 	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true}
 	if _, err := g.Invoke(ctx, refengine.State{"value": 1}, cfg); err == nil {
 		t.Fatal("two should fail")
@@ -314,7 +322,7 @@ func TestUpdateStateInfersNode(t *testing.T) {
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 		AddNode("a", runs.logNode("a")).AddNode("b", runs.logNode("b")).
 		AddEdge(refengine.Start, "a").AddEdge("a", "b"),
-		refengine.WithSaver(s), refengine.WithInterruptBefore("b"))
+		refengine.CompileOptions{Saver: s, InterruptBefore: []string{"b"}})
 	cfg := refengine.RunConfig{ThreadID: "t"}
 	if _, err := g.Invoke(ctx, refengine.State{}, cfg); err != nil {
 		t.Fatal(err)
@@ -323,7 +331,7 @@ func TestUpdateStateInfersNode(t *testing.T) {
 	if _, err := g.UpdateState(ctx, cfg, refengine.Update{"log": []any{"edited"}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := g.GetState(ctx, cfg, false)
+	snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +361,10 @@ func TestNestedReplayQuirk(t *testing.T) {
 				return refengine.Update{"log": []any{v}}, nil
 			}).
 			AddNode("y", runs.logNode("y")).
-			AddEdge(refengine.Start, "x").AddEdge(refengine.Start, "y"))
+			AddEdge(refengine.Start, "x").AddEdge(refengine.Start, "y"), refengine.CompileOptions{})
 		g := compile(t, refengine.NewStateGraph().
 			AddKey("log", refengine.LastValue()).
-			AddSubgraph("sub", child).AddEdge(refengine.Start, "sub"), refengine.WithSaver(memory.New()))
+			AddSubgraph("sub", child).AddEdge(refengine.Start, "sub"), refengine.CompileOptions{Saver: memory.New()})
 		cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, NestedReplayQuirk: quirk}
 		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}}, cfg); err != nil {
 			t.Fatal(err)

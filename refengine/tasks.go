@@ -19,11 +19,21 @@ func (l *loop) execute(ctx context.Context, t *task) error {
 	sp.mu.Lock()
 	emitted := slices.Clone(sp.emitted)
 	sp.mu.Unlock()
-	var gi *GraphInterrupt
+	var gi *graphInterrupt
+	isInterrupt := errors.As(err, &gi)
+	if !isInterrupt && sp.interruptRaised() {
+		// The node dropped the error of Interrupt: fail the task rather
+		// than lose the interrupt.
+		if err == nil {
+			err = ErrInterruptSwallowed
+		} else {
+			err = fmt.Errorf("%w; it returned: %w", ErrInterruptSwallowed, err)
+		}
+	}
 	switch {
-	case errors.As(err, &gi):
-		if len(gi.Interrupts) > 0 {
-			enc, eerr := encodeInterrupts(gi.Interrupts)
+	case isInterrupt:
+		if len(gi.interrupts) > 0 {
+			enc, eerr := encodeInterrupts(gi.interrupts)
 			if eerr != nil {
 				return &TaskError{Node: t.node.name, TaskID: t.id, Err: eerr}
 			}
@@ -41,7 +51,7 @@ func (l *loop) execute(ctx context.Context, t *task) error {
 	}
 	all := append(emitted, writes...)
 	if len(all) == 0 {
-		all = []spec.Write{{Channel: NoWritesChannel}}
+		all = []spec.Write{{Channel: noWritesChannel}}
 	}
 	t.writes = all
 	l.putWrites(ctx, t.id, all, t.path)
@@ -126,7 +136,7 @@ func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channe
 			if err != nil {
 				return nil, err
 			}
-			writes = append(writes, spec.Write{Channel: TasksChannel, Value: v})
+			writes = append(writes, spec.Write{Channel: tasksChannel, Value: v})
 		}
 	}
 	return writes, nil

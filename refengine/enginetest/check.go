@@ -6,7 +6,11 @@
 // what the saver stored (through List and GetTuple) and the recorded call
 // sequence. Scenarios return an error describing the first mismatch, so any
 // test framework can run them: package conformance wraps them as Ginkgo
-// specs, refengine's own tests run them on the in-memory adapter.
+// specs, this package's own tests run them on the in-memory adapter.
+//
+// The package also embeds the golden traces of the deterministic scenarios
+// ([GoldenTraces]), which the conformance suite replays against every
+// adapter. Only tests should import it.
 package enginetest
 
 import (
@@ -19,6 +23,8 @@ import (
 	"sync/atomic"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -28,13 +34,13 @@ type Env struct {
 	// with "engine-".
 	Saver spec.Saver
 	// NewID mints checkpoint IDs; nil means spec.NewCheckpointID. Golden
-	// trace tests pass refengine.SequentialIDs.
+	// trace tests pass trace.SequentialIDs.
 	NewID func(step int) string
 	// Calls receives the engine's saver traffic (not the scenario's own
 	// verification reads) when the scenario returns.
-	Calls []refengine.Call
+	Calls []trace.Call
 
-	rec *refengine.Recorder
+	rec *trace.Recorder
 }
 
 // Scenario is one engine-driven check.
@@ -60,9 +66,9 @@ func All() []Scenario {
 }
 
 // recorder wraps env.Saver once.
-func (e *Env) recorder() *refengine.Recorder {
+func (e *Env) recorder() *trace.Recorder {
 	if e.rec == nil {
-		e.rec = refengine.Record(e.Saver)
+		e.rec = trace.Record(e.Saver)
 	}
 	return e.rec
 }
@@ -73,7 +79,7 @@ func (e *Env) done() { e.Calls = e.recorder().Calls() }
 func (e *Env) mark() int { return len(e.recorder().Calls()) }
 
 // since returns the calls recorded after mark.
-func (e *Env) since(mark int) []refengine.Call { return e.recorder().Calls()[mark:] }
+func (e *Env) since(mark int) []trace.Call { return e.recorder().Calls()[mark:] }
 
 // run is the RunConfig of a scenario thread.
 func (e *Env) run(thread string, d refengine.Durability, deterministic bool) refengine.RunConfig {
@@ -262,7 +268,7 @@ func writesOf(ws []spec.PendingWrite, labels map[string]string) []string {
 }
 
 // methods renders a call sequence compactly: "Put", "PutWrites", ...
-func methods(calls []refengine.Call) string {
+func methods(calls []trace.Call) string {
 	out := make([]string, len(calls))
 	for i, c := range calls {
 		out[i] = c.Method
@@ -290,8 +296,8 @@ func pullID(cp, ns string, step int, node string, triggers ...string) string {
 	if ns != "" {
 		nodeNS = ns + "|" + node
 	}
-	parts := append([]string{nodeNS, fmt.Sprint(step), node, refengine.Pull}, triggers...)
-	id, err := refengine.TaskID(cp, parts...)
+	parts := append([]string{nodeNS, fmt.Sprint(step), node, ids.Pull}, triggers...)
+	id, err := ids.Task(cp, parts...)
 	if err != nil {
 		return "bad-checkpoint-id:" + cp
 	}
@@ -299,7 +305,7 @@ func pullID(cp, ns string, step int, node string, triggers ...string) string {
 }
 
 func pushID(cp string, step int, node string, idx int) string {
-	id, err := refengine.TaskID(cp, node, fmt.Sprint(step), node, refengine.Push, fmt.Sprint(idx))
+	id, err := ids.Task(cp, node, fmt.Sprint(step), node, ids.Push, fmt.Sprint(idx))
 	if err != nil {
 		return "bad-checkpoint-id:" + cp
 	}
@@ -307,8 +313,8 @@ func pushID(cp string, step int, node string, idx int) string {
 }
 
 // build compiles a graph or records the failure.
-func (c *checker) build(g *refengine.StateGraph, opts ...refengine.Option) *refengine.Graph {
-	cg, err := g.Compile(opts...)
+func (c *checker) build(g *refengine.StateGraph, opts refengine.CompileOptions) *refengine.Graph {
+	cg, err := g.Compile(opts)
 	c.noErr("compile", err)
 	return cg
 }

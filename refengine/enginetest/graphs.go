@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -30,7 +32,7 @@ func fanoutGraph(c *checker, cnt *counter, s spec.Saver, failures *atomic.Int64)
 			return refengine.Update{"value": 3}, nil
 		}).
 		AddEdge(refengine.Start, "one").
-		AddEdge(refengine.Start, "two"), refengine.WithSaver(s))
+		AddEdge(refengine.Start, "two"), refengine.CompileOptions{Saver: s})
 }
 
 var fanoutFailure = Scenario{
@@ -60,7 +62,7 @@ var fanoutFailure = Scenario{
 		c.equal("C(0) values", hs[1].Checkpoint.ChannelValues, map[string]any{"value": 1, "branch:to:one": nil, "branch:to:two": nil})
 		c.equal("C(0) updated", hs[1].Checkpoint.UpdatedChannels, []string{"branch:to:one", "branch:to:two", "value"})
 		c.equal("C(0) writes after run 1", writesOf(hs[1].PendingWrites, labels), sortedPair("one value", "two __error__", tOne < tTwo))
-		snap, err := g.GetState(ctx, cfg, false)
+		snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 		if c.noErr("get state", err) {
 			c.equal("latest values (sibling's write applied)", snap.Values, map[string]any{"value": 3})
 			c.equal("latest next", snap.Next, []string{"two"})
@@ -73,7 +75,7 @@ var fanoutFailure = Scenario{
 				}
 			}
 		}
-		snap, err = g.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, CheckpointID: c0}, false)
+		snap, err = g.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, CheckpointID: c0}, refengine.StateOptions{})
 		if c.noErr("get state by id", err) {
 			c.equal("C(0) values by id", snap.Values, map[string]any{"value": 1})
 			c.equal("C(0) next by id", snap.Next, []string{"one", "two"})
@@ -127,7 +129,7 @@ var sendMapReduce = Scenario{
 					r.Sends = append(r.Sends, refengine.Send{Node: "w", Arg: refengine.State{"item": it}})
 				}
 				return r, nil
-			}), refengine.WithSaver(env.recorder()))
+			}), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}
@@ -163,7 +165,7 @@ var sendMapReduce = Scenario{
 		c.equal("C(1) writes", got, []string{"w0 results", "w1 results", "w2 results", "w3 results", "w4 results"})
 		paths := map[string]string{}
 		for _, call := range env.Calls {
-			if call.Method == refengine.MethodPutWrites && call.Config.CheckpointID == c1 {
+			if call.Method == trace.MethodPutWrites && call.Config.CheckpointID == c1 {
 				paths[labels[call.TaskID]] = call.TaskPath
 			}
 		}
@@ -195,7 +197,7 @@ var subgraphInterrupt = Scenario{
 				}
 				return refengine.Update{"log": []any{fmt.Sprint("inner:", v)}}, nil
 			}).
-			AddEdge(refengine.Start, "inner"))
+			AddEdge(refengine.Start, "inner"), refengine.CompileOptions{})
 		if !c.ok() {
 			return c.err
 		}
@@ -207,7 +209,7 @@ var subgraphInterrupt = Scenario{
 			}).
 			AddSubgraph("bar", child).
 			AddEdge(refengine.Start, "foo").
-			AddEdge("foo", "bar"), refengine.WithSaver(env.recorder()))
+			AddEdge("foo", "bar"), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}
@@ -236,7 +238,7 @@ var subgraphInterrupt = Scenario{
 		}
 		s0 := cs[1].Config.CheckpointID
 		tInner := pullID(s0, ns, 1, "inner", "branch:to:inner")
-		wantID := refengine.InterruptID(ns + "|inner:" + tInner)
+		wantID := ids.Interrupt(ns + "|inner:" + tInner)
 		c.equal("interrupt ID (hash of the child task namespace)", res.Interrupts[0].ID, wantID)
 		c.equal("child writes", writesOf(cs[1].PendingWrites, map[string]string{tInner: "inner"}), []string{"inner __interrupt__"})
 		c.equal("root writes", writesOf(hs[2].PendingWrites, map[string]string{tBar: "bar"}), []string{"bar __interrupt__"})
@@ -244,7 +246,7 @@ var subgraphInterrupt = Scenario{
 		if c.noErr("list all namespaces", err) {
 			c.equal("checkpoints in all namespaces", len(all), 5)
 		}
-		snap, err := root.GetState(ctx, cfg, true)
+		snap, err := root.GetState(ctx, cfg, refengine.StateOptions{Subgraphs: true})
 		if c.noErr("get state with subgraphs", err) && c.equal("root next", snap.Next, []string{"bar"}) {
 			st := snap.Tasks[0].State
 			c.truef(st != nil && st.Config.Namespace == ns, "bar task state not read from %s", ns)

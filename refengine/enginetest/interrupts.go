@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -26,7 +27,7 @@ func askGraph(c *checker, cnt *counter, s spec.Saver) *refengine.Graph {
 		}).
 		AddEdge(refengine.Start, "a").
 		AddEdge("a", "b")
-	return c.build(g, refengine.WithSaver(s))
+	return c.build(g, refengine.CompileOptions{Saver: s})
 }
 
 var interruptResume = Scenario{
@@ -52,7 +53,7 @@ var interruptResume = Scenario{
 		}
 		c1 := hs[2].Config.CheckpointID
 		tB := pullID(c1, "", 2, "b", "branch:to:b")
-		wantID := refengine.InterruptID("b:" + tB)
+		wantID := ids.Interrupt("b:" + tB)
 		c.truef(res.Interrupted, "run 1 not reported as interrupted")
 		c.equal("interrupts", res.Interrupts, []refengine.PendingInterrupt{{Value: "?", ID: wantID}})
 		labels := map[string]string{tB: "b", spec.NullTaskID: "null"}
@@ -60,7 +61,7 @@ var interruptResume = Scenario{
 		if c.ok() {
 			c.equal("stored interrupt", hs[2].PendingWrites[0].Value, []any{map[string]any{"value": "?", "id": wantID}})
 		}
-		snap, err := g.GetState(ctx, cfg, false)
+		snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 		if c.noErr("get state", err) {
 			c.equal("next", snap.Next, []string{"b"})
 			c.equal("snapshot interrupts", snap.Interrupts, []refengine.PendingInterrupt{{Value: "?", ID: wantID}})
@@ -118,7 +119,7 @@ var interruptTwice = Scenario{
 				}
 				return refengine.Update{"answer": fmt.Sprint(first, "+", second)}, nil
 			}).
-			AddEdge(refengine.Start, "ask"), refengine.WithSaver(env.recorder()))
+			AddEdge(refengine.Start, "ask"), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}
@@ -144,7 +145,7 @@ var interruptTwice = Scenario{
 		if c.ok() {
 			c.equal("saved resume list", hs[1].PendingWrites[1].Value, []any{"x"})
 			c.equal("saved interrupt is the second one", hs[1].PendingWrites[2].Value,
-				[]any{map[string]any{"value": "second?", "id": refengine.InterruptID("ask:" + tAsk)}})
+				[]any{map[string]any{"value": "second?", "id": ids.Interrupt("ask:" + tAsk)}})
 		}
 		res, err = g.Invoke(ctx, refengine.Command{Resume: "y"}, cfg)
 		env.done()
@@ -160,7 +161,7 @@ var interruptTwice = Scenario{
 
 // chainGraph is START -> s1 -> s2 -> s3 with nodes that write nothing but
 // their edge.
-func chainGraph(c *checker, cnt *counter, s spec.Saver, opts ...refengine.Option) *refengine.Graph {
+func chainGraph(c *checker, cnt *counter, opts refengine.CompileOptions) *refengine.Graph {
 	noop := func(name string) refengine.NodeFunc {
 		return func(context.Context, refengine.State) (refengine.Update, error) {
 			cnt.hit(name)
@@ -170,7 +171,7 @@ func chainGraph(c *checker, cnt *counter, s spec.Saver, opts ...refengine.Option
 	g := refengine.NewStateGraph().AddKey("x", refengine.LastValue()).
 		AddNode("s1", noop("s1")).AddNode("s2", noop("s2")).AddNode("s3", noop("s3")).
 		AddEdge(refengine.Start, "s1").AddEdge("s1", "s2").AddEdge("s2", "s3")
-	return c.build(g, append([]refengine.Option{refengine.WithSaver(s)}, opts...)...)
+	return c.build(g, opts)
 }
 
 var staticInterrupts = Scenario{
@@ -180,14 +181,14 @@ var staticInterrupts = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "static_interrupts"}
 		cnt := newCounter()
-		g := chainGraph(c, cnt, env.recorder(), refengine.WithInterruptAfter("*"))
+		g := chainGraph(c, cnt, refengine.CompileOptions{Saver: env.recorder(), InterruptAfter: []string{"*"}})
 		if !c.ok() {
 			return c.err
 		}
 		cfg := env.run("engine-static", refengine.DurabilitySync, true)
 		wantNext := [][]string{{"s2"}, {"s3"}, {}}
 		for run := range 3 {
-			var input any
+			var input refengine.Input
 			if run == 0 {
 				input = refengine.State{"x": 1}
 			}
@@ -202,7 +203,7 @@ var staticInterrupts = Scenario{
 			if c.noErr("list", err) {
 				c.equal(fmt.Sprint("checkpoints after run ", run+1), len(hs), 3+run)
 			}
-			snap, err := g.GetState(ctx, cfg, false)
+			snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 			if c.noErr("get state", err) {
 				c.equal(fmt.Sprint("next after run ", run+1), snap.Next, wantNext[run])
 			}
@@ -226,7 +227,7 @@ var interruptBefore = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "interrupt_before"}
 		cnt := newCounter()
-		g := chainGraph(c, cnt, env.recorder(), refengine.WithInterruptBefore("s2"))
+		g := chainGraph(c, cnt, refengine.CompileOptions{Saver: env.recorder(), InterruptBefore: []string{"s2"}})
 		if !c.ok() {
 			return c.err
 		}
@@ -277,7 +278,7 @@ var parallelInterrupts = Scenario{
 				}
 				return refengine.Update{"answers": []any{who + ":" + fmt.Sprint(v)}}, nil
 			}).
-			AddEdge(refengine.Start, "ask"))
+			AddEdge(refengine.Start, "ask"), refengine.CompileOptions{})
 		if !c.ok() {
 			return c.err
 		}
@@ -288,7 +289,7 @@ var parallelInterrupts = Scenario{
 			AddEdge(refengine.Start, "plan").
 			AddConditionalEdges("plan", func(context.Context, refengine.State) (refengine.Route, error) {
 				return refengine.Route{Sends: []refengine.Send{{Node: "sub", Arg: refengine.State{"who": "A"}}, {Node: "sub", Arg: refengine.State{"who": "B"}}}}, nil
-			}), refengine.WithSaver(env.recorder()))
+			}), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}

@@ -11,7 +11,7 @@ import (
 
 // linearGraph is START -> a -> b -> END with q (last value) and log
 // (append reducer), as in pregel-semantics S1.
-func linearGraph(c *checker, cnt *counter, s spec.Saver, opts ...refengine.Option) *refengine.Graph {
+func linearGraph(c *checker, cnt *counter, s spec.Saver) *refengine.Graph {
 	g := refengine.NewStateGraph().
 		AddKey("q", refengine.LastValue()).
 		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
@@ -20,7 +20,7 @@ func linearGraph(c *checker, cnt *counter, s spec.Saver, opts ...refengine.Optio
 		AddEdge(refengine.Start, "a").
 		AddEdge("a", "b").
 		AddEdge("b", refengine.End)
-	return c.build(g, append([]refengine.Option{refengine.WithSaver(s)}, opts...)...)
+	return c.build(g, refengine.CompileOptions{Saver: s})
 }
 
 var linearInput = refengine.State{"q": "hi", "log": []any{}}
@@ -120,7 +120,7 @@ var linear = Scenario{
 			c.equal("PutWrites task path", call.TaskPath, []string{"~__pregel_pull, __start__", "~__pregel_pull, a", "~__pregel_pull, b"}[i])
 		}
 		c.equal("a's PutWrites", calls[4].Writes, []spec.Write{{Channel: "log", Value: []any{"a"}}, {Channel: "branch:to:b"}})
-		snap, err := g.GetState(ctx, cfg, false)
+		snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 		if c.noErr("get state", err) {
 			c.equal("next after completion", snap.Next, []string{})
 			c.equal("state values", snap.Values, res.Values)

@@ -18,7 +18,7 @@ var newInputDiscards = Scenario{
 			AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
 			AddNode("a", cnt.logNode("a")).AddNode("b", cnt.logNode("b")).
 			AddEdge(refengine.Start, "a").AddEdge("a", "b"),
-			refengine.WithSaver(env.recorder()), refengine.WithInterruptBefore("b"))
+			refengine.CompileOptions{Saver: env.recorder(), InterruptBefore: []string{"b"}})
 		if !c.ok() {
 			return c.err
 		}
@@ -97,7 +97,7 @@ var siblingForks = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "sibling_forks"}
 		cnt := newCounter()
-		g := c.build(adderGraph(cnt), refengine.WithSaver(env.recorder()))
+		g := c.build(adderGraph(cnt), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}

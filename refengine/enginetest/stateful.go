@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 )
 
 var statefulSubgraph = Scenario{
@@ -23,7 +24,7 @@ var statefulSubgraph = Scenario{
 				seen, _ := st["seen"].([]any)
 				return refengine.Update{"seen": []any{st["question"]}, "count": len(seen) + 1}, nil
 			}).
-			AddEdge(refengine.Start, "remember"), refengine.Stateful())
+			AddEdge(refengine.Start, "remember"), refengine.CompileOptions{Stateful: true})
 		if !c.ok() {
 			return c.err
 		}
@@ -31,7 +32,7 @@ var statefulSubgraph = Scenario{
 			AddKey("question", refengine.LastValue()).
 			AddKey("count", refengine.LastValue()).
 			AddSubgraph("inner", child).
-			AddEdge(refengine.Start, "inner"), refengine.WithSaver(env.recorder()))
+			AddEdge(refengine.Start, "inner"), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}
@@ -63,9 +64,9 @@ var statefulSubgraph = Scenario{
 			return c.err
 		}
 		c.equal("count after replay (state as of the replay point)", res.Values["count"], 2)
-		var lookup *refengine.Call
+		var lookup *trace.Call
 		for _, call := range env.since(mark) {
-			if call.Method == refengine.MethodList {
+			if call.Method == trace.MethodList {
 				lookup = &call
 				break
 			}
@@ -83,7 +84,7 @@ var statefulSubgraph = Scenario{
 				"the replayed child's input checkpoint should continue run 1's last child checkpoint")
 		}
 		c.equal("executions", cnt.get("remember"), int64(3))
-		snap, err := root.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, Namespace: "inner"}, false)
+		snap, err := root.GetState(ctx, refengine.RunConfig{ThreadID: cfg.ThreadID, Namespace: "inner"}, refengine.StateOptions{})
 		if c.noErr("child state", err) {
 			c.equal("child state", snap.Values["seen"], []any{"q1", "q2"})
 		}

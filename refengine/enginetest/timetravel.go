@@ -15,7 +15,7 @@ var updateFork = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "update_fork"}
 		cnt := newCounter()
-		g := c.build(adderGraph(cnt), refengine.WithSaver(env.recorder()))
+		g := c.build(adderGraph(cnt), refengine.CompileOptions{Saver: env.recorder()})
 		if !c.ok() {
 			return c.err
 		}
@@ -72,7 +72,7 @@ var updateFork = Scenario{
 			c.equal("steps", steps(hs), []any{-1, 0, 1, 2, 1, 2})
 			c.truef(hs[5].Parent != nil && hs[5].Parent.CheckpointID == u.CheckpointID, "continuation's parent is not the update")
 		}
-		snap, err := g.GetState(ctx, cfg, false)
+		snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 		if c.noErr("get state", err) {
 			c.equal("latest value", snap.Values["value"], 121)
 		}
@@ -106,7 +106,7 @@ func humanGraph(c *checker, cnt *counter, s spec.Saver) *refengine.Graph {
 		AddNode("node_b", cnt.logNode("node_b")).
 		AddEdge(refengine.Start, "node_a").
 		AddEdge("node_a", "ask_human").
-		AddEdge("ask_human", "node_b"), refengine.WithSaver(s))
+		AddEdge("ask_human", "node_b"), refengine.CompileOptions{Saver: s})
 }
 
 var replayHistory = Scenario{
@@ -255,10 +255,10 @@ var exitDurability = Scenario{
 		}
 		// interrupt_after=*: one checkpoint per invocation.
 		scnt := newCounter()
-		sg := chainGraph(c, scnt, env.Saver, refengine.WithInterruptAfter("*"))
+		sg := chainGraph(c, scnt, refengine.CompileOptions{Saver: env.Saver, InterruptAfter: []string{"*"}})
 		scfg := env.run("engine-exit-static", refengine.DurabilityExit, true)
 		for run := range 3 {
-			var input any
+			var input refengine.Input
 			if run == 0 {
 				input = refengine.State{"x": 1}
 			}

@@ -1,4 +1,4 @@
-package refengine_test
+package enginetest_test
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
-	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -60,7 +60,7 @@ var nondeterministic = map[string]bool{"linear_concurrent": true, "fanout_failur
 
 // TestGoldenTraces records each deterministic scenario with reproducible
 // IDs and versions, compares the trace with testdata/<name>.json (after
-// NormalizeTrace) and replays the golden trace against a fresh saver.
+// trace.Normalize) and replays the golden trace against a fresh saver.
 func TestGoldenTraces(t *testing.T) {
 	for _, sc := range enginetest.All() {
 		if nondeterministic[sc.Name] {
@@ -69,12 +69,12 @@ func TestGoldenTraces(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			env := &enginetest.Env{
 				Saver: &seqVersions{Saver: memory.New()},
-				NewID: refengine.SequentialIDs(time.Date(2025, 4, 2, 15, 20, 1, 0, time.UTC)),
+				NewID: trace.SequentialIDs(time.Date(2025, 4, 2, 15, 20, 1, 0, time.UTC)),
 			}
 			if err := sc.Run(context.Background(), env); err != nil {
 				t.Fatal(err)
 			}
-			got, err := refengine.MarshalTrace(env.Calls)
+			got, err := trace.Marshal(env.Calls)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,28 +88,52 @@ func TestGoldenTraces(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
-			ng, err := refengine.NormalizeTrace(got)
+			ng, err := trace.Normalize(got)
 			if err != nil {
 				t.Fatal(err)
 			}
-			nw, err := refengine.NormalizeTrace(want)
+			nw, err := trace.Normalize(want)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(ng, nw) {
 				t.Errorf("trace differs from %s (run with -update after checking the change):\n%s", path, firstDiff(nw, ng))
 			}
-			calls, err := refengine.UnmarshalTrace(want)
+			calls, err := trace.Unmarshal(want)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := refengine.Replay(context.Background(), memory.New(), calls); err != nil {
+			if err := trace.Replay(context.Background(), memory.New(), calls); err != nil {
 				t.Errorf("replaying %s on a fresh saver: %v", path, err)
 			}
 		})
 	}
 }
 
+// TestGoldenTracesEmbedded checks that GoldenTraces returns one trace per
+// deterministic scenario and that each replays on a fresh saver.
+func TestGoldenTracesEmbedded(t *testing.T) {
+	traces, err := enginetest.GoldenTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, sc := range enginetest.All() {
+		if !nondeterministic[sc.Name] {
+			want++
+		}
+	}
+	if len(traces) != want {
+		t.Fatalf("%d golden traces embedded, want %d", len(traces), want)
+	}
+	for _, tr := range traces {
+		if err := trace.Replay(context.Background(), memory.New(), tr.Calls); err != nil {
+			t.Errorf("%s: %v", tr.Name, err)
+		}
+	}
+}
+
+// firstDiff shows the first line where two traces differ.
 func firstDiff(want, got []byte) string {
 	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
 	for i := 0; i < len(wl) || i < len(gl); i++ {

@@ -1,4 +1,4 @@
-package refengine
+package trace
 
 import (
 	"bytes"
@@ -12,10 +12,8 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// A trace is a JSON document {"calls": [...]} holding recorded saver calls.
-// Values travel as JSON: integers come back as int64, other numbers as
-// float64; byte slices are not representable (they come back as base64
-// strings), so traces are meant for graphs whose state is JSON-like.
+// The JSON form of a trace: {"calls": [...]}, configs and checkpoints with
+// LangGraph's field names.
 
 type jsonConfig struct {
 	ThreadID     string `json:"thread_id"`
@@ -162,8 +160,8 @@ func (t *jsonTuple) spec() *spec.Tuple {
 	return out
 }
 
-// MarshalTrace encodes calls as an indented JSON trace.
-func MarshalTrace(calls []Call) ([]byte, error) {
+// Marshal encodes calls as an indented JSON trace.
+func Marshal(calls []Call) ([]byte, error) {
 	tr := jsonTrace{Calls: make([]jsonCall, 0, len(calls))}
 	for _, c := range calls {
 		jc := jsonCall{Method: c.Method, Err: c.Err, NotFound: c.NotFound}
@@ -202,7 +200,7 @@ func MarshalTrace(calls []Call) ([]byte, error) {
 		case MethodDeleteThread:
 			jc.ThreadID = c.ThreadID
 		default:
-			return nil, fmt.Errorf("refengine: trace: unknown method %q", c.Method)
+			return nil, fmt.Errorf("trace: unknown method %q", c.Method)
 		}
 		tr.Calls = append(tr.Calls, jc)
 	}
@@ -211,18 +209,18 @@ func MarshalTrace(calls []Call) ([]byte, error) {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(tr); err != nil {
-		return nil, fmt.Errorf("refengine: trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	return buf.Bytes(), nil
 }
 
-// UnmarshalTrace decodes a trace written by MarshalTrace.
-func UnmarshalTrace(data []byte) ([]Call, error) {
+// Unmarshal decodes a trace written by Marshal.
+func Unmarshal(data []byte) ([]Call, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var tr jsonTrace
 	if err := dec.Decode(&tr); err != nil {
-		return nil, fmt.Errorf("refengine: trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	calls := make([]Call, 0, len(tr.Calls))
 	for i, jc := range tr.Calls {
@@ -231,7 +229,7 @@ func UnmarshalTrace(data []byte) ([]Call, error) {
 		switch jc.Method {
 		case MethodPut:
 			if jc.Checkpoint == nil {
-				return nil, fmt.Errorf("refengine: trace call %d: Put without checkpoint", i)
+				return nil, fmt.Errorf("trace: call %d: Put without checkpoint", i)
 			}
 			c.Checkpoint = jc.Checkpoint.spec()
 			if jc.Result != nil {
@@ -252,7 +250,7 @@ func UnmarshalTrace(data []byte) ([]Call, error) {
 			}
 		case MethodList:
 			if jc.List == nil {
-				return nil, fmt.Errorf("refengine: trace call %d: List without options", i)
+				return nil, fmt.Errorf("trace: call %d: List without options", i)
 			}
 			l := jc.List
 			c.List = &spec.ListOptions{ThreadID: l.ThreadID, Namespace: l.Namespace, AllNamespaces: l.AllNamespaces,
@@ -264,7 +262,7 @@ func UnmarshalTrace(data []byte) ([]Call, error) {
 			}
 		case MethodDeleteThread:
 		default:
-			return nil, fmt.Errorf("refengine: trace call %d: unknown method %q", i, jc.Method)
+			return nil, fmt.Errorf("trace: call %d: unknown method %q", i, jc.Method)
 		}
 		calls = append(calls, c)
 	}
@@ -310,16 +308,17 @@ var (
 	versionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 )
 
-// NormalizeTrace rewrites a JSON trace so that runs of the same scenario
+// Normalize rewrites a JSON trace so that runs of the same scenario
 // compare equal: UUIDs (checkpoint and task IDs, also inside namespaces),
 // 32-hex interrupt IDs and channel versions become tokens numbered by first
-// appearance, checkpoint timestamps and error messages constants. The null task ID is kept.
-func NormalizeTrace(trace []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(trace))
+// appearance, checkpoint timestamps and error messages constants. The null
+// task ID is kept.
+func Normalize(data []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("refengine: normalize trace: %w", err)
+		return nil, fmt.Errorf("trace: normalize: %w", err)
 	}
 	tok := map[string]string{}
 	counts := map[string]int{}

@@ -1,4 +1,4 @@
-package refengine
+package trace
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package refengine
+package trace
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type ReplayError struct {
 
 // Error implements error.
 func (e *ReplayError) Error() string {
-	return fmt.Sprintf("refengine: replay call %d (%s): %s", e.Index, e.Method, e.Detail)
+	return fmt.Sprintf("trace: replay call %d (%s): %s", e.Index, e.Method, e.Detail)
 }
 
 // Replay issues the recorded calls, in order, against s, and checks that

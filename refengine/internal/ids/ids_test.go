@@ -1,4 +1,4 @@
-package refengine
+package ids
 
 import (
 	"encoding/hex"
@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/checkpointkit/checkpointkit/spec"
-
 	"github.com/zeebo/xxh3"
 )
 
 // Vectors from pregel-semantics.md Appendix A (observed in LangGraph's own
 // recorded test data, plus computed regression values).
-func TestTaskIDVectors(t *testing.T) {
+func TestTaskVectors(t *testing.T) {
 	cases := []struct {
 		name  string
 		cp    string
@@ -28,29 +27,29 @@ func TestTaskIDVectors(t *testing.T) {
 		{"nested", "1f00fd5f-2038-613e-8000-ce5ebe65eb97", []string{"sub:abc|x", "1", "x", Pull, "branch:to:x"}, "19dd5c84-1089-48fa-265f-d4bd2e111c81"},
 	}
 	for _, c := range cases {
-		got, err := TaskID(c.cp, c.parts...)
+		got, err := Task(c.cp, c.parts...)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if got != c.want {
-			t.Errorf("%s: TaskID = %s, want %s", c.name, got, c.want)
+			t.Errorf("%s: Task = %s, want %s", c.name, got, c.want)
 		}
 	}
 	// The helpers the loop uses produce the same IDs.
-	if got, _ := pullTaskID("1f00fd5f-2036-6ce4-bfff-ac42e9890362", "", 0, "__start__", []string{"__start__"}); got != "a9e2a749-9870-1952-0a6c-b23b6729ffda" {
-		t.Errorf("pullTaskID = %s", got)
+	if got, _ := PullTask("1f00fd5f-2036-6ce4-bfff-ac42e9890362", "", 0, "__start__", []string{"__start__"}); got != "a9e2a749-9870-1952-0a6c-b23b6729ffda" {
+		t.Errorf("PullTask = %s", got)
 	}
-	if got, _ := pushTaskID("1f00fd5f-2038-613e-8000-ce5ebe65eb97", "", 1, "worker", 0); got != "dfcc433d-3273-2f3e-4cf8-6161f760d1bb" {
-		t.Errorf("pushTaskID = %s", got)
+	if got, _ := PushTask("1f00fd5f-2038-613e-8000-ce5ebe65eb97", "", 1, "worker", 0); got != "dfcc433d-3273-2f3e-4cf8-6161f760d1bb" {
+		t.Errorf("PushTask = %s", got)
 	}
-	if got, _ := pullTaskID("1f00fd5f-2038-613e-8000-ce5ebe65eb97", "sub:abc", 1, "x", []string{"branch:to:x"}); got != "19dd5c84-1089-48fa-265f-d4bd2e111c81" {
-		t.Errorf("nested pullTaskID = %s", got)
+	if got, _ := PullTask("1f00fd5f-2038-613e-8000-ce5ebe65eb97", "sub:abc", 1, "x", []string{"branch:to:x"}); got != "19dd5c84-1089-48fa-265f-d4bd2e111c81" {
+		t.Errorf("nested PullTask = %s", got)
 	}
 }
 
-func TestInterruptIDVector(t *testing.T) {
-	if got := InterruptID("qa:2430f303-da9f-2e3e-738c-2e8ea28e8973"); got != "eff2fff5767e8a3390aad908ad68e1a5" {
-		t.Errorf("InterruptID = %s", got)
+func TestInterruptVector(t *testing.T) {
+	if got := Interrupt("qa:2430f303-da9f-2e3e-738c-2e8ea28e8973"); got != "eff2fff5767e8a3390aad908ad68e1a5" {
+		t.Errorf("Interrupt = %s", got)
 	}
 	b := xxh3.HashString128("abc").Bytes()
 	if got := hex.EncodeToString(b[:]); got != "06b05ab6733a618578af5f94892f3950" {
@@ -58,35 +57,38 @@ func TestInterruptIDVector(t *testing.T) {
 	}
 }
 
-func TestTaskIDRejectsBadCheckpointID(t *testing.T) {
-	if _, err := TaskID("not-a-uuid", "x"); err == nil {
+func TestTaskRejectsBadCheckpointID(t *testing.T) {
+	if _, err := Task("not-a-uuid", "x"); err == nil {
 		t.Fatal("want error for a malformed checkpoint ID")
+	}
+	if _, err := Task("zz000000-0000-0000-0000-000000000000", "x"); err == nil {
+		t.Fatal("want error for a non-hex checkpoint ID")
+	}
+}
+
+func TestNodeNamespace(t *testing.T) {
+	if got := NodeNamespace("", "a"); got != "a" {
+		t.Errorf("root node namespace = %q", got)
+	}
+	if got := NodeNamespace("sub:1", "a"); got != "sub:1|a" {
+		t.Errorf("nested node namespace = %q", got)
 	}
 }
 
 func TestUUID5(t *testing.T) {
 	// Python: str(uuid.uuid5(uuid.NAMESPACE_DNS, "python.org"))
-	got, err := uuid5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "python.org")
+	got, err := UUID5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "python.org")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != "886313e1-3b8a-5372-9b90-0c9aee199e5d" {
-		t.Errorf("uuid5 = %s", got)
+		t.Errorf("UUID5 = %s", got)
 	}
 }
 
-func TestTaskPaths(t *testing.T) {
-	if got := pullPath("agent"); got != "~__pregel_pull, agent" {
-		t.Errorf("pullPath = %q", got)
-	}
-	if got := pushPath(2); got != "~__pregel_push, 0000000002, 0000000000" {
-		t.Errorf("pushPath = %q", got)
-	}
-}
-
-func TestSequentialIDs(t *testing.T) {
+func TestSequential(t *testing.T) {
 	start := time.Date(2025, 4, 2, 15, 20, 1, 0, time.UTC)
-	gen := SequentialIDs(start)
+	gen := Sequential(start)
 	a, b := gen(-1), gen(0)
 	if a >= b {
 		t.Fatalf("IDs not increasing: %s, %s", a, b)
@@ -98,7 +100,7 @@ func TestSequentialIDs(t *testing.T) {
 	if !ok || ts.Sub(start) <= 0 || ts.Sub(start) > time.Microsecond {
 		t.Errorf("embedded time %v (ok=%v), want just after %v", ts, ok, start)
 	}
-	if again := SequentialIDs(start)(-1); again != a {
+	if again := Sequential(start)(-1); again != a {
 		t.Errorf("not reproducible: %s vs %s", again, a)
 	}
 }

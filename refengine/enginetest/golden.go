@@ -1,4 +1,4 @@
-package refengine
+package enginetest
 
 import (
 	"embed"
@@ -7,13 +7,17 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 )
 
 // The golden traces in testdata/ record the saver traffic of the
-// deterministic enginetest scenarios, run on the in-memory adapter with
-// SequentialIDs and sequential versions. They are embedded so that any
-// adapter can replay them (see Replay); TestGoldenTraces keeps them current
-// (go test ./refengine -run TestGoldenTraces -update).
+// deterministic scenarios, run on the in-memory adapter with
+// trace.SequentialIDs and sequential versions. They are embedded here, in a
+// package only tests import, so that the conformance suite can replay them
+// against any adapter (see trace.Replay) without every binary that imports
+// refengine carrying them; TestGoldenTraces keeps them current
+// (go test ./refengine/enginetest -run TestGoldenTraces -update).
 //
 //go:embed testdata/*.json
 var goldenFS embed.FS
@@ -21,8 +25,9 @@ var goldenFS embed.FS
 // GoldenTrace is one embedded golden trace.
 type GoldenTrace struct {
 	// Name is the scenario's name.
-	Name  string
-	Calls []Call
+	Name string
+	// Calls are the recorded saver calls, in order.
+	Calls []trace.Call
 }
 
 // GoldenTraces returns the embedded golden traces, sorted by name.
@@ -38,7 +43,7 @@ func GoldenTraces() ([]GoldenTrace, error) {
 		if err != nil {
 			return nil, err
 		}
-		calls, err := UnmarshalTrace(data)
+		calls, err := trace.Unmarshal(data)
 		if err != nil {
 			return nil, fmt.Errorf("golden trace %s: %w", n, err)
 		}
