@@ -21,4 +21,15 @@
 // It implements [spec.Saver] and every optional capability:
 // [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner] and
 // [spec.VersionGenerator].
+//
+// It has the shape of every checkpointkit adapter, minus what needs a
+// backend: there is no target to Open and no handle to wrap, so [New]
+// (which returns a ready saver) is the only constructor; [Saver.Setup] and
+// [Saver.Close] are no-ops that exist so that code written against one
+// adapter works against another, and a Saver is an [io.Closer]. Close
+// keeps the data readable. [WithSerde] encodes channel values and
+// pending-write values, as in every adapter; metadata is kept as
+// normalised values, as every adapter keeps it in its backend's own form.
+// New has no error to return, so an invalid option makes it panic with an
+// error wrapping [spec.ErrInvalidArgument].
 package memory

@@ -35,3 +35,25 @@ func Example() {
 	// input [hi]
 	// task-1 messages hello back
 }
+
+// New returns a ready saver: there is no target to open, nothing to set
+// up, and Close releases nothing, but both exist so that code written
+// against one checkpointkit adapter works against another.
+func ExampleNew() {
+	ctx := context.Background()
+	saver := memory.New(memory.WithSerde(spec.DefaultSerde()))
+	defer saver.Close()
+	if err := saver.Setup(ctx); err != nil { // a no-op, as Open's Setup is on the other adapters
+		fmt.Println(err)
+	}
+
+	cfg, err := saver.Put(ctx, spec.Config{ThreadID: "thread-1"},
+		spec.Checkpoint{V: 4, ID: spec.NewCheckpointID(0)}, spec.Metadata{"step": 0}, nil)
+	if err != nil {
+		fmt.Println(err)
+	}
+	tuple, _ := saver.GetTuple(ctx, cfg)
+	fmt.Println(tuple.Config.ThreadID, tuple.Metadata["step"])
+	// Output:
+	// thread-1 0
+}

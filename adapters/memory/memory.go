@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -18,29 +19,30 @@ type Saver struct {
 	threads map[string]*thread
 }
 
-// Option configures a [Saver].
-type Option func(*Saver)
-
-// WithSerde sets the serde used to encode channel and write values. The
-// default is [spec.DefaultSerde].
-func WithSerde(s spec.Serde) Option {
-	return func(m *Saver) {
-		if s != nil {
-			m.serde = s
-		}
-	}
-}
-
-// New returns an empty in-memory saver.
+// New returns an empty in-memory saver, ready to use. It has no error to
+// return, so an invalid option (a nil one, or [WithSerde](nil)) makes it
+// panic with an error wrapping [spec.ErrInvalidArgument].
 func New(opts ...Option) *Saver {
-	m := &Saver{serde: spec.DefaultSerde(), threads: make(map[string]*thread)}
-	for _, o := range opts {
-		o(m)
+	o, err := newOptions(opts)
+	if err != nil {
+		panic(err)
 	}
-	return m
+	return &Saver{serde: o.serde, threads: make(map[string]*thread)}
 }
+
+// Setup does nothing and returns ctx.Err(): an in-memory saver has no
+// schema. It exists so that every checkpointkit adapter has the same
+// shape, and is safe to call at any time, concurrently with anything.
+func (m *Saver) Setup(ctx context.Context) error { return ctx.Err() }
+
+// Close does nothing and returns nil, however often it is called: the
+// saver holds no resource but memory, which the garbage collector frees
+// with the saver. The data stays readable after Close. It exists so that
+// every checkpointkit adapter is an [io.Closer].
+func (m *Saver) Close() error { return nil }
 
 var (
+	_ io.Closer             = (*Saver)(nil)
 	_ spec.Saver            = (*Saver)(nil)
 	_ spec.ThreadCopier     = (*Saver)(nil)
 	_ spec.RunDeleter       = (*Saver)(nil)

@@ -7,7 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // inlineMax is the largest encoded payload stored inside its document;
@@ -87,7 +87,7 @@ func insertChunks(ctx context.Context, coll *mongo.Collection, chunks []blobDoc)
 	if inTxn(ctx) {
 		return upsertAll(ctx, coll, docs, keys)
 	}
-	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	_, err := coll.InsertMany(ctx, docs, mopts.InsertMany().SetOrdered(false))
 	var bwe mongo.BulkWriteException
 	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 		for _, we := range bwe.WriteErrors {
@@ -119,7 +119,7 @@ func (s *Saver) gcBlobs(ctx context.Context, thread string) error {
 	// Most threads never store a large payload: one cheap query spares
 	// them the collection of live references.
 	err := s.blobs.FindOne(ctx, bson.D{{Key: "thread", Value: thread}},
-		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		mopts.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (s *Saver) gcBlobs(ctx context.Context, thread string) error {
 	}{{s.values, "v"}, {s.writes, "v"}, {s.checkpoints, "cp"}, {s.checkpoints, "meta"}} {
 		cur, err := q.coll.Find(ctx,
 			bson.D{{Key: "thread", Value: thread}, {Key: q.field + ".blob", Value: bson.D{{Key: "$exists", Value: true}}}},
-			options.Find().SetProjection(bson.D{{Key: q.field + ".blob", Value: 1}}))
+			mopts.Find().SetProjection(bson.D{{Key: q.field + ".blob", Value: 1}}))
 		if err != nil {
 			return wrapErr(ctx, fmt.Sprintf("collect live blobs of thread %q", thread), err)
 		}

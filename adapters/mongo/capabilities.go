@@ -6,7 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -108,7 +108,7 @@ func copyColl[T any](ctx context.Context, coll *mongo.Collection, src string, re
 			return nil
 		}
 		err := retryDuplicates(ctx, func() error {
-			_, err := coll.BulkWrite(ctx, batch, options.BulkWrite().SetOrdered(false))
+			_, err := coll.BulkWrite(ctx, batch, mopts.BulkWrite().SetOrdered(false))
 			return err
 		})
 		batch = batch[:0]

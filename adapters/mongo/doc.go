@@ -8,21 +8,27 @@
 // # Use
 //
 //	s, err := mongo.Open(ctx, "mongodb://localhost:27017/", mongo.WithDatabase("app"))
-//	...
-//	defer s.Close(ctx)
-//	if err := s.Setup(ctx); err != nil { ... } // idempotent; creates the indexes
+//	if err != nil { ... }
+//	defer s.Close()
 //
-// [New] wraps a client the caller owns; [Saver.Close] then leaves it
-// connected.
+// The package has the shape of every checkpointkit adapter. [Open]
+// connects a client of its own to a connection string and [New] wraps a
+// *mongo.Client the caller owns; both run [Saver.Setup], which creates the
+// indexes (idempotently), so the saver they return is ready. [Saver.Close]
+// disconnects what Open connected and leaves New's client to its caller;
+// every Saver is an [io.Closer]. Options are validated by Open and New,
+// which reject a bad one with an error wrapping [spec.ErrInvalidArgument].
+// [WithSerde] encodes channel values and pending-write values; metadata is
+// stored as BSON and filter tokens whatever the serde (see below).
 //
 // # Layout
 //
 // Four collections (names after an optional [WithCollectionPrefix]):
 //
 //   - checkpoints: one document per checkpoint: thread, ns, id, parent, the
-//     serde-encoded checkpoint without values (cp), the serde-encoded
-//     metadata (meta, the exact typed copy reads use), the metadata again as
-//     a readable BSON sub-document (metadata; null when the metadata is
+//     checkpoint without values (cp) and the metadata (meta, the exact typed
+//     copy reads use) both in a fixed MessagePack encoding, the metadata
+//     again as a readable BSON sub-document (metadata; null when the metadata is
 //     above 1 MiB encoded or nested more than 64 levels, so that no
 //     document can exceed BSON's size or depth limits), and one filter token per
 //     top-level metadata entry (mdx). Indexes: unique (thread, ns, id) —
@@ -76,7 +82,16 @@
 // that support them (replica sets, sharded clusters) and want a failed Put
 // to leave no stray values either.
 //
-// # Metadata filters
+// # Metadata
+//
+// The readable sub-document cannot be what reads return: it is omitted for
+// metadata too large or too deep for BSON's limits, and its keys are
+// escaped and inner arrays wrapped for FerretDB. So reads decode the exact
+// copy (meta), which, like the checkpoint record (cp), is encoded with
+// [spec.MsgpackSerde] whatever [WithSerde] says: both are the saver's own
+// records and must read back the same under any serde. (A database whose
+// records an earlier version wrote with a custom serde stays readable by a
+// saver with that serde.)
 //
 // Filters run in the server, on the mdx tokens: the token of a (key, value)
 // pair is a hash of a canonical encoding under which two pairs coincide
@@ -105,7 +120,7 @@
 //   - FerretDB v1 rejects arrays nested directly in arrays: the readable
 //     sub-document wraps such an inner array as {"%array": [...]} (no
 //     escaped key starts with '%' and a letter). The exact metadata always
-//     comes from the serde copy.
+//     comes from the encoded copy.
 //   - No multi-document transactions: the write ordering above replaces
 //     them.
 //   - Concurrent upserts of one key can fail with E11000 on FerretDB

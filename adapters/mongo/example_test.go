@@ -5,22 +5,22 @@ import (
 	"fmt"
 	"log"
 
+	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/checkpointkit/checkpointkit/adapters/mongo"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// Open a saver, create its indexes, store a checkpoint with a pending
-// write and read it back. (Compiled, not run: it needs a server.)
-func Example() {
+// Open a saver (Open creates its indexes), store a checkpoint with a
+// pending write and read it back. (Compiled, not run: it needs a server.)
+func ExampleOpen() {
 	ctx := context.Background()
 	s, err := mongo.Open(ctx, "mongodb://localhost:27017/", mongo.WithDatabase("app"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
-	if err := s.Setup(ctx); err != nil {
-		log.Fatal(err)
-	}
+	defer s.Close()
 
 	v := s.NextVersion("")
 	cp := spec.Checkpoint{
@@ -48,4 +48,20 @@ func Example() {
 		}
 		fmt.Println(t.Config.CheckpointID == cfg.CheckpointID)
 	}
+}
+
+// Share a client the application already has: New creates the indexes
+// through it, and Close leaves it connected. (Compiled, not run.)
+func ExampleNew() {
+	ctx := context.Background()
+	client, err := mongodrv.Connect(options.Client().ApplyURI("mongodb://localhost:27017/"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	s, err := mongo.New(ctx, client, mongo.WithDatabase("app"), mongo.WithCollectionPrefix("agent_"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close() // leaves client connected
 }

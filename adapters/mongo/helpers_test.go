@@ -72,15 +72,12 @@ func uniqueName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// newSaver returns a set-up saver over a fresh database, and a cleanup
-// function that drops the database.
+// newSaver returns a saver over a fresh database (set up by New), and a
+// cleanup function that drops the database.
 func newSaver(ctx context.Context, c *mongodrv.Client, opts ...mongo.Option) (*mongo.Saver, func(), error) {
 	name := uniqueName("ckk_")
 	s, err := mongo.New(ctx, c, append([]mongo.Option{mongo.WithDatabase(name)}, opts...)...)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.Setup(ctx); err != nil {
 		_ = c.Database(name).Drop(context.WithoutCancel(ctx))
 		return nil, nil, err
 	}

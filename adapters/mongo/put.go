@@ -7,7 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -20,9 +20,11 @@ type checkpointDoc struct {
 	ID     string `bson:"id"`
 	// Parent is the parent checkpoint ID, "" for none.
 	Parent string `bson:"parent"`
-	// CP is the serde-encoded checkpoint without its channel values.
+	// CP is the checkpoint without its channel values, encoded with
+	// recordCodec.
 	CP payload `bson:"cp"`
-	// Meta is the serde-encoded metadata: the exact, typed copy reads use.
+	// Meta is the metadata encoded with recordCodec: the exact, typed copy
+	// reads use.
 	Meta payload `bson:"meta"`
 	// Metadata is the same metadata as a readable BSON sub-document (keys
 	// escaped, see escapeKey), or null when the metadata is too large or
@@ -89,6 +91,34 @@ type writeDoc struct {
 	V       payload `bson:"v"`
 }
 
+// recordCodec encodes the checkpoint record (cp) and the exact copy of
+// metadata (meta). It is fixed rather than the saver's serde: [WithSerde]
+// is for channel and write values, and the saver's own records must read
+// back the same whatever serde a saver of the database was opened with.
+var recordCodec spec.Serde = spec.MsgpackSerde{}
+
+// decodeRecord decodes a cp or meta payload. Versions of this package
+// before recordCodec wrote them with the saver's serde: when data is not a
+// map in recordCodec's encoding, serde is tried as well, so a database
+// written with a custom serde stays readable.
+func decodeRecord(data []byte, serde spec.Serde) (map[string]any, error) {
+	v, err := recordCodec.Decode(data)
+	if m, ok := v.(map[string]any); ok && err == nil {
+		return m, nil
+	}
+	if _, fixed := serde.(spec.MsgpackSerde); !fixed {
+		if lv, lerr := serde.Decode(data); lerr == nil {
+			if m, ok := lv.(map[string]any); ok {
+				return m, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("stored record is a %T, want a map", v)
+}
+
 // encodeCheckpoint encodes everything of cp but its channel values.
 func (s *Saver) encodeCheckpoint(cp spec.Checkpoint) ([]byte, error) {
 	versions := make(map[string]any, len(cp.ChannelVersions))
@@ -111,7 +141,7 @@ func (s *Saver) encodeCheckpoint(cp spec.Checkpoint) ([]byte, error) {
 		}
 		updated = l
 	}
-	return s.serde.Encode(map[string]any{
+	return recordCodec.Encode(map[string]any{
 		"v": int64(cp.V), "ts": cp.TS, "versions": versions, "seen": seen, "updated": updated,
 	})
 }
@@ -135,7 +165,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err != nil {
 		return fail("metadata", err)
 	}
-	metaBytes, err := s.serde.Encode(map[string]any(nmd))
+	metaBytes, err := recordCodec.Encode(map[string]any(nmd))
 	if err != nil {
 		return fail("metadata", err)
 	}
@@ -204,7 +234,7 @@ func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, ke
 	if inTxn(ctx) {
 		return upsertAll(ctx, coll, docs, keys)
 	}
-	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	_, err := coll.InsertMany(ctx, docs, mopts.InsertMany().SetOrdered(false))
 	if err == nil {
 		return nil
 	}
@@ -220,7 +250,7 @@ func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, ke
 	for _, we := range bwe.WriteErrors {
 		d, key := docs[we.Index], keys[we.Index]
 		err := retryDuplicates(ctx, func() error {
-			_, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, d, options.Replace().SetUpsert(true))
+			_, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, d, mopts.Replace().SetUpsert(true))
 			return err
 		})
 		if err != nil {
@@ -274,7 +304,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 			return err
 		}
 		return retryDuplicates(ctx, func() error {
-			_, err := s.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+			_, err := s.writes.BulkWrite(ctx, models, mopts.BulkWrite().SetOrdered(true))
 			return err
 		})
 	})

@@ -8,14 +8,10 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
-
-// listPageSize is how many checkpoints List reads from its cursor before it
-// loads their values and pending writes, one query each for the whole page.
-const listPageSize = 32
 
 // GetTuple returns the checkpoint named by cfg, or the latest of its thread
 // and namespace. A lookup by ID is an _id point lookup; the latest is the
@@ -33,7 +29,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 		res = s.checkpoints.FindOne(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)}})
 	} else {
 		q, sort := latestQuery(cfg.ThreadID, cfg.Namespace)
-		res = s.checkpoints.FindOne(ctx, q, options.FindOne().SetSort(sort))
+		res = s.checkpoints.FindOne(ctx, q, mopts.FindOne().SetSort(sort))
 	}
 	var doc checkpointDoc
 	if err := res.Decode(&doc); err != nil {
@@ -123,11 +119,11 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			op = fmt.Sprintf("list thread %q, all namespaces", opts.ThreadID)
 		}
 		q, sort := listQuery(opts, filter)
-		pageSize := listPageSize
+		pageSize := s.pageSize
 		if opts.Limit > 0 {
 			pageSize = min(pageSize, opts.Limit)
 		}
-		fo := options.Find().SetSort(sort).SetBatchSize(int32(pageSize))
+		fo := mopts.Find().SetSort(sort).SetBatchSize(int32(pageSize))
 		if opts.Limit > 0 && len(filter) == 0 {
 			fo.SetLimit(int64(opts.Limit))
 		}
@@ -194,13 +190,9 @@ func (s *Saver) decodeCheckpoint(ctx context.Context, d *checkpointDoc) (*spec.T
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.serde.Decode(cpBytes)
+	m, err := decodeRecord(cpBytes, s.serde)
 	if err != nil {
 		return fail("checkpoint", err)
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return fail("checkpoint", fmt.Errorf("stored checkpoint is a %T", raw))
 	}
 	cp := spec.Checkpoint{
 		ID:              d.ID,
@@ -229,13 +221,9 @@ func (s *Saver) decodeCheckpoint(ctx context.Context, d *checkpointDoc) (*spec.T
 	if err != nil {
 		return nil, err
 	}
-	rawMD, err := s.serde.Decode(metaBytes)
+	md, err := decodeRecord(metaBytes, s.serde)
 	if err != nil {
 		return fail("metadata", err)
-	}
-	md, ok := rawMD.(map[string]any)
-	if !ok {
-		return fail("metadata", fmt.Errorf("stored metadata is a %T", rawMD))
 	}
 	t := &spec.Tuple{
 		Config:        spec.Config{ThreadID: d.Thread, Namespace: d.NS, CheckpointID: d.ID},

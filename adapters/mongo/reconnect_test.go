@@ -107,10 +107,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = s.Close() })
 	put(t, s, "t", "", "", "1", map[string]any{"c": "before"}, spec.Metadata{"step": int64(1)})
 
 	l.stop(t)

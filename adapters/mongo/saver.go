@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
-
-// DefaultDatabase is the database used when [WithDatabase] is not given.
-const DefaultDatabase = "checkpointkit"
 
 // Collection names, after the prefix set with [WithCollectionPrefix].
 const (
@@ -25,24 +24,28 @@ const (
 )
 
 // Saver is a [spec.Saver] backed by MongoDB or a MongoDB wire-compatible
-// server. It is safe for concurrent use. Create it with [New] or [Open] and
-// call [Saver.Setup] once before use.
+// server. It also implements [spec.ThreadCopier], [spec.RunDeleter],
+// [spec.Pruner] and [spec.VersionGenerator]. It is safe for concurrent use.
+// Create it with [Open] or [New].
 type Saver struct {
-	client *mongo.Client
-	owned  bool
-	serde  spec.Serde
-	dbName string
-	prefix string
-	txn    bool
+	client     *mongo.Client
+	ownsClient bool
+	serde      spec.Serde
+	txn        bool
+	pageSize   int
 
 	db          *mongo.Database
 	checkpoints *mongo.Collection
 	writes      *mongo.Collection
 	values      *mongo.Collection
 	blobs       *mongo.Collection
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var (
+	_ io.Closer             = (*Saver)(nil)
 	_ spec.Saver            = (*Saver)(nil)
 	_ spec.ThreadCopier     = (*Saver)(nil)
 	_ spec.RunDeleter       = (*Saver)(nil)
@@ -50,87 +53,82 @@ var (
 	_ spec.VersionGenerator = (*Saver)(nil)
 )
 
-// Option configures a [Saver].
-type Option func(*Saver)
-
-// WithDatabase sets the database name; the default is [DefaultDatabase].
-func WithDatabase(name string) Option {
-	return func(s *Saver) { s.dbName = name }
-}
-
-// WithCollectionPrefix prepends prefix to every collection name, so that
-// several independent savers can share one database.
-func WithCollectionPrefix(prefix string) Option {
-	return func(s *Saver) { s.prefix = prefix }
-}
-
-// WithSerde sets the serde that encodes channel values, write values,
-// checkpoints and the stored copy of metadata. The default is
-// [spec.DefaultSerde].
-func WithSerde(sd spec.Serde) Option {
-	return func(s *Saver) {
-		if sd != nil {
-			s.serde = sd
-		}
+// newSaver returns a saver over client configured by o, without contacting
+// the server.
+func newSaver(client *mongo.Client, o options) *Saver {
+	db := client.Database(o.dbName)
+	return &Saver{
+		client: client, serde: o.serde, txn: o.txn, pageSize: o.pageSize,
+		db:          db,
+		checkpoints: db.Collection(o.prefix + CheckpointsCollection),
+		writes:      db.Collection(o.prefix + WritesCollection),
+		values:      db.Collection(o.prefix + ValuesCollection),
+		blobs:       db.Collection(o.prefix + BlobsCollection),
 	}
 }
 
-// New returns a saver that uses client, which stays owned by the caller:
-// [Saver.Close] does not disconnect it. New does not contact the server;
-// call [Saver.Setup] before first use.
-func New(ctx context.Context, client *mongo.Client, opts ...Option) (*Saver, error) {
-	if client == nil {
-		return nil, fmt.Errorf("mongo: new: nil client: %w", spec.ErrInvalidArgument)
-	}
-	if err := ctx.Err(); err != nil {
+// Open connects a client of its own to target, a MongoDB connection string
+// ("mongodb://..." or "mongodb+srv://..."), and runs [Saver.Setup], so the
+// saver it returns is ready to use. The saver owns the client:
+// [Saver.Close] disconnects it. An empty or malformed target, or an
+// invalid option, is an error wrapping [spec.ErrInvalidArgument].
+func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
+	o, err := newOptions("open", opts)
+	if err != nil {
 		return nil, err
 	}
-	s := &Saver{client: client, serde: spec.DefaultSerde(), dbName: DefaultDatabase}
-	for _, o := range opts {
-		o(s)
+	if target == "" {
+		return nil, fmt.Errorf("mongo: open: empty target: %w", spec.ErrInvalidArgument)
 	}
-	if s.dbName == "" {
-		return nil, fmt.Errorf("mongo: new: empty database name: %w", spec.ErrInvalidArgument)
+	co := mopts.Client().ApplyURI(target)
+	if err := co.Validate(); err != nil {
+		return nil, fmt.Errorf("mongo: open: %w: %w", spec.ErrInvalidArgument, err)
 	}
-	s.db = client.Database(s.dbName)
-	s.checkpoints = s.db.Collection(s.prefix + CheckpointsCollection)
-	s.writes = s.db.Collection(s.prefix + WritesCollection)
-	s.values = s.db.Collection(s.prefix + ValuesCollection)
-	s.blobs = s.db.Collection(s.prefix + BlobsCollection)
-	return s, nil
-}
-
-// Open connects to uri, checks the server answers ping, and returns a saver
-// that owns the connection: [Saver.Close] disconnects it. Call
-// [Saver.Setup] before first use.
-func Open(ctx context.Context, uri string, opts ...Option) (*Saver, error) {
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	client, err := mongo.Connect(co)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: open: %w", err)
 	}
-	if err := client.Ping(ctx, nil); err != nil {
-		_ = client.Disconnect(context.WithoutCancel(ctx))
-		return nil, wrapErr(ctx, "open: ping", err)
-	}
-	s, err := New(ctx, client, opts...)
-	if err != nil {
+	s := newSaver(client, o)
+	s.ownsClient = true
+	if err := s.Setup(ctx); err != nil {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	s.owned = true
 	return s, nil
 }
 
-// Close disconnects the client if the saver opened it ([Open]); a client
-// passed to [New] is left alone.
-func (s *Saver) Close(ctx context.Context) error {
-	if !s.owned {
-		return nil
+// New returns a saver over client, after running [Saver.Setup] through it,
+// so the saver is ready to use. client stays owned by the caller:
+// [Saver.Close] leaves it connected. A nil client or an invalid option is
+// an error wrapping [spec.ErrInvalidArgument].
+func New(ctx context.Context, client *mongo.Client, opts ...Option) (*Saver, error) {
+	o, err := newOptions("new", opts)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.client.Disconnect(ctx); err != nil {
-		return fmt.Errorf("mongo: close: %w", err)
+	if client == nil {
+		return nil, fmt.Errorf("mongo: new: nil client: %w", spec.ErrInvalidArgument)
 	}
-	return nil
+	s := newSaver(client, o)
+	if err := s.Setup(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close disconnects the client if [Open] connected it, waiting for
+// operations in flight; a client passed to [New] stays connected, owned by
+// the caller. Close is idempotent: later calls return the first call's
+// result. The saver must not be used afterwards.
+func (s *Saver) Close() error {
+	s.closeOnce.Do(func() {
+		if s.ownsClient {
+			if err := s.client.Disconnect(context.Background()); err != nil {
+				s.closeErr = fmt.Errorf("mongo: close: %w", err)
+			}
+		}
+	})
+	return s.closeErr
 }
 
 // Database returns the database the saver stores its collections in.
@@ -138,10 +136,10 @@ func (s *Saver) Database() *mongo.Database { return s.db }
 
 // indexSpecs lists every index the saver needs, by collection.
 func (s *Saver) indexSpecs() map[*mongo.Collection][]mongo.IndexModel {
-	unique := func(name string) *options.IndexOptionsBuilder {
-		return options.Index().SetName(name).SetUnique(true)
+	unique := func(name string) *mopts.IndexOptionsBuilder {
+		return mopts.Index().SetName(name).SetUnique(true)
 	}
-	named := func(name string) *options.IndexOptionsBuilder { return options.Index().SetName(name) }
+	named := func(name string) *mopts.IndexOptionsBuilder { return mopts.Index().SetName(name) }
 	return map[*mongo.Collection][]mongo.IndexModel{
 		s.checkpoints: {
 			// Identity; also serves GetTuple(latest) and List of one
@@ -166,13 +164,15 @@ func (s *Saver) indexSpecs() map[*mongo.Collection][]mongo.IndexModel {
 	}
 }
 
-// Setup creates the saver's indexes. It is idempotent and may run on
-// collections that already exist and hold data: createIndexes with an
-// existing name and identical keys is a no-op on MongoDB and FerretDB, so
-// every index is requested every time, by name (never by counting the
-// indexes a collection has). Indexes are created one per command: FerretDB
-// v1.24 panics on a createIndexes command that lists two or more indexes
-// which already exist.
+// Setup creates the saver's collections' indexes; [Open] and [New] have
+// already run it, so call it again only if something else may have
+// dropped them. It is idempotent, safe to call concurrently (from one
+// process or several), and may run on collections that already exist and
+// hold data: createIndexes with an existing name and identical keys is a
+// no-op on MongoDB and FerretDB, so every index is requested every time,
+// by name (never by counting the indexes a collection has). Indexes are
+// created one per command: FerretDB v1.24 panics on a createIndexes
+// command that lists two or more indexes which already exist.
 func (s *Saver) Setup(ctx context.Context) error {
 	for coll, models := range s.indexSpecs() {
 		for _, m := range models {

@@ -3,6 +3,7 @@ package mongo_test
 import (
 	"context"
 	"errors"
+	"io"
 	"reflect"
 	"slices"
 	"sync"
@@ -223,9 +224,6 @@ func TestOpenClose(t *testing.T) {
 	}
 	// Dropped through the shared client: s's own is closed below.
 	t.Cleanup(func() { _ = client(t).Database(name).Drop(context.Background()) })
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
 	put(t, s, "t", "", "", "1", nil, nil)
 	names, err := s.Database().ListCollectionNames(ctx, map[string]any{})
 	if err != nil {
@@ -235,8 +233,11 @@ func TestOpenClose(t *testing.T) {
 	if want := []string{"p_checkpoint_blobs", "p_checkpoint_values", "p_checkpoint_writes", "p_checkpoints"}; !slices.Equal(names, want) {
 		t.Errorf("collections %q, want %q", names, want)
 	}
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
+	var closer io.Closer = s
+	for range 2 { // idempotent
+		if err := closer.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); err == nil {
 		t.Error("GetTuple after Close succeeded; Open's client should be disconnected")
@@ -244,12 +245,16 @@ func TestOpenClose(t *testing.T) {
 
 	// A saver from New leaves the caller's client connected.
 	c := client(t)
-	s2, err := mongo.New(ctx, c, mongo.WithDatabase(uniqueName("ckk_new_")))
+	name2 := uniqueName("ckk_new_")
+	t.Cleanup(func() { _ = c.Database(name2).Drop(context.Background()) })
+	s2, err := mongo.New(ctx, c, mongo.WithDatabase(name2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Close(ctx); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := s2.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := c.Ping(ctx, nil); err != nil {
 		t.Errorf("client disconnected by Close of a New saver: %v", err)

@@ -5,19 +5,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 )
-
-// WithTransactions makes Put and PutWrites run their writes in one
-// multi-document transaction, so that even the values of a failed Put are
-// never stored. It needs a replica set or a sharded cluster: a standalone
-// mongod and FerretDB v1 reject transactions, and every Put and PutWrites
-// then fails with the server's error. Without this option (the default)
-// the saver needs no transaction: its write order already keeps a
-// checkpoint invisible until its values are stored.
-func WithTransactions() Option {
-	return func(s *Saver) { s.txn = true }
-}
 
 // txnKey marks a context whose operations run inside a transaction.
 type txnKey struct{}
@@ -59,6 +48,6 @@ func upsertAll(ctx context.Context, coll *mongo.Collection, docs []any, keys []s
 		models[i] = mongo.NewReplaceOneModel().
 			SetFilter(bson.D{{Key: "_id", Value: keys[i]}}).SetReplacement(d).SetUpsert(true)
 	}
-	_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+	_, err := coll.BulkWrite(ctx, models, mopts.BulkWrite().SetOrdered(true))
 	return err
 }

@@ -4,15 +4,21 @@
 // # Use
 //
 //	saver, err := postgres.Open(ctx, "postgres://app@db/app", postgres.WithSchema("checkpoints"))
-//	...
+//	if err != nil { ... }
 //	defer saver.Close()
-//	if err := saver.Setup(ctx); err != nil { ... } // create or migrate, idempotent
 //
-// [New] wraps a pool the caller owns instead. Neither runs migrations on its
-// own: [Saver.Setup] is explicit, so a deployment decides when DDL runs. It
-// is safe to call from several processes at once (it serialises on an
-// advisory lock) and applies only the embedded migrations the schema has
-// not recorded yet.
+// The package has the shape of every checkpointkit adapter. [Open] connects
+// a pool of its own to a DSN and [New] wraps a *pgxpool.Pool the caller
+// owns; both run [Saver.Setup], which creates or migrates the schema, so
+// the saver they return is ready. Setup is safe to run from several
+// processes at once (it serialises on an advisory lock), applies only the
+// embedded migrations the schema has not recorded yet, and runs no DDL on
+// an up-to-date schema. [Saver.Close] closes what Open opened and leaves
+// New's pool to its caller; every Saver is an [io.Closer]. Options are
+// validated by Open and New, which reject a bad one with an error wrapping
+// [spec.ErrInvalidArgument]. [WithSerde] encodes channel values and
+// pending-write values; metadata is stored as jsonb whatever the serde
+// (see below).
 //
 // # Schema
 //
@@ -23,8 +29,9 @@
 //
 //   - checkpoints, primary key (thread_id, checkpoint_ns, checkpoint_id):
 //     the checkpoint record (msgpack), its parent ID, its channel versions
-//     as two parallel text arrays, and its metadata twice — exactly, as
-//     serde bytes, for reading back, and as jsonb for filtering.
+//     as two parallel text arrays, and its metadata twice — as jsonb for
+//     filtering, and exactly, in a fixed MessagePack encoding, for reading
+//     back.
 //   - blobs, primary key (thread_id, checkpoint_ns, channel, version): each
 //     channel value once per version, however many checkpoints reference
 //     it; a NULL value marks a channel cleared at that version.
@@ -45,8 +52,12 @@
 // jsonb cannot hold U+0000 and stores numbers as numeric, so 1 and 1.0 (and
 // int64 versus float64) become indistinguishable. The contract wants both
 // preserved on read and wants filters to compare by JSON value. So the exact
-// metadata is read from a bytea column, while the jsonb column, used only by
-// filters, escapes NUL injectively in every key and string and spells
+// metadata is read from a bytea column (metadata_exact), encoded with
+// [spec.MsgpackSerde] whatever [WithSerde] says: metadata is the saver's
+// own record, like the checkpoint column, and must read back the same
+// under any serde (a schema whose exact copies an earlier version wrote
+// with a custom serde stays readable by a saver with that serde). The
+// jsonb column, used only by filters, escapes NUL injectively in every key and string and spells
 // numbers so that jsonb equality is exactly [spec.Equal]: integral floats as
 // their exact decimal expansion, other floats in shortest form. A filter
 // compiles, per key k with value v, to
@@ -90,8 +101,10 @@
 // transaction mode, pass [WithoutPreparedStatements] (or
 // [WithQueryExecMode] with pgx.QueryExecModeSimpleProtocol): the saver keeps
 // no session state — no SET, no session advisory locks, no prepared
-// statements — beyond one transaction. Run Setup through a direct or
-// session-mode connection if your pooler restricts DDL. The package's tests
+// statements — beyond one transaction. If your pooler restricts DDL,
+// create the schema once through a direct or session-mode connection (an
+// Open or New there): on an up-to-date schema the Setup of a later Open
+// through the pooler runs no DDL. The package's tests
 // run a concurrent workload through PgBouncer in transaction mode when
 // CHECKPOINTKIT_PGBOUNCER_DSN is set, for example with
 //
@@ -103,6 +116,6 @@
 //	listen_port = 6432
 //	auth_type = trust        ; test setups only
 //
-// For pools you create yourself, apply [ConfigurePool] so that a cancelled
+// For pools you create yourself and pass to [New], apply [ConfigurePool] so that a cancelled
 // context cancels the statement on the server before the call returns.
 package postgres

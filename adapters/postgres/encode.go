@@ -79,6 +79,34 @@ func decodeRecord(id string, data []byte) (spec.Checkpoint, error) {
 	}, nil
 }
 
+// metadataCodec encodes the exact copy of metadata (metadata_exact). It is
+// fixed rather than the saver's serde: [WithSerde] is for channel and write
+// values, and metadata must read back the same whatever serde a saver of
+// the schema was opened with.
+var metadataCodec spec.Serde = spec.MsgpackSerde{}
+
+// decodeExactMetadata decodes an exact metadata copy. Versions of this
+// package before metadataCodec wrote it with the saver's serde: when data
+// is not a map in metadataCodec's encoding, serde is tried as well, so a
+// schema written with a custom serde stays readable.
+func decodeExactMetadata(data []byte, serde spec.Serde) (map[string]any, error) {
+	v, err := metadataCodec.Decode(data)
+	if m, ok := v.(map[string]any); ok && err == nil {
+		return m, nil
+	}
+	if _, fixed := serde.(spec.MsgpackSerde); !fixed {
+		if lv, lerr := serde.Decode(data); lerr == nil {
+			if m, ok := lv.(map[string]any); ok {
+				return m, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("decoded %T, want a map", v)
+}
+
 // The jsonb copy of metadata exists only to filter in SQL. It must make
 // PostgreSQL's jsonb equality coincide with spec.Equal, which takes two
 // adjustments:

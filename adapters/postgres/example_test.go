@@ -6,22 +6,22 @@ import (
 	"log"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/checkpointkit/checkpointkit/adapters/postgres"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// Open a saver in its own schema, create the tables, store a checkpoint and
-// read it back. (Not run as a test: it needs a database.)
-func Example() {
+// Open a saver in its own schema (Open creates or migrates the tables),
+// store a checkpoint and list it back through a metadata filter. (Compiled,
+// not run: it needs a database.)
+func ExampleOpen() {
 	ctx := context.Background()
 	saver, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"), postgres.WithSchema("agent_checkpoints"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer saver.Close()
-	if err := saver.Setup(ctx); err != nil { // idempotent; safe from several processes
-		log.Fatal(err)
-	}
 
 	versions := spec.Versions{"messages": saver.NextVersion("")}
 	cp := spec.Checkpoint{
@@ -41,7 +41,29 @@ func Example() {
 	}
 }
 
+// Share a pool the application already has: New sets the schema up
+// through it, and Close leaves it open. (Compiled, not run.)
+func ExampleNew() {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	postgres.ConfigurePool(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	saver, err := postgres.New(ctx, pool)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer saver.Close() // leaves pool open
+}
+
 // Behind PgBouncer in transaction mode, use no prepared statements.
+// (Compiled, not run.)
 func ExampleWithoutPreparedStatements() {
 	ctx := context.Background()
 	saver, err := postgres.Open(ctx, os.Getenv("PGBOUNCER_URL"), postgres.WithoutPreparedStatements())

@@ -72,6 +72,17 @@ func uniqueSchema(prefix string) string {
 	return fmt.Sprintf(`ck "%s$%d.%d%%s{c}`, prefix, os.Getpid(), schemaSeq.Add(1))
 }
 
+// unsetSaver returns a saver over the shared pool whose schema (named by
+// opts, or [DefaultSchema]) Setup has not touched.
+func unsetSaver(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Saver {
+	tb.Helper()
+	o, err := newOptions("test", opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newSaver(pool, o)
+}
+
 // newTestSaver returns a set-up saver in a fresh schema, dropped when the
 // test ends.
 func newTestSaver(tb testing.TB, opts ...Option) *Saver {
@@ -80,9 +91,6 @@ func newTestSaver(tb testing.TB, opts ...Option) *Saver {
 	ctx := context.Background()
 	s, err := New(ctx, pool, append([]Option{WithSchema(uniqueSchema("t"))}, opts...)...)
 	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := s.Setup(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
@@ -125,9 +133,6 @@ func (p *schemaPool) acquire(ctx context.Context, opts ...Option) (*Saver, func(
 		var err error
 		s, err = New(ctx, p.pool, append([]Option{WithSchema(uniqueSchema(p.prefix))}, opts...)...)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := s.Setup(ctx); err != nil {
 			return nil, nil, err
 		}
 		if p.strategy == isolateSchema {

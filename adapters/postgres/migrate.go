@@ -48,8 +48,8 @@ func loadMigrations() ([]migration, error) {
 	return ms, nil
 }
 
-// LatestVersion is the schema version [Saver.Setup] migrates to.
-func LatestVersion() int {
+// SchemaVersion is the schema version [Saver.Setup] migrates to.
+func SchemaVersion() int {
 	ms, err := loadMigrations()
 	if err != nil {
 		return 0
@@ -58,14 +58,17 @@ func LatestVersion() int {
 }
 
 // Setup creates the schema and its tables, or migrates them to
-// [LatestVersion]. It is idempotent and safe to run from several processes
-// at once: it runs in one transaction that first takes a transaction-level
-// advisory lock derived from the schema name (pg_advisory_xact_lock, which
-// also works through transaction-mode poolers), then applies, in order,
-// each migration that the schema_migrations table does not list. On a
-// schema that is already up to date it runs no DDL, so a role without
-// CREATE privileges may call it. A schema migrated by a newer version of
-// this package is refused with an error wrapping [spec.ErrInvalidConfig].
+// [SchemaVersion]; [Open] and [New] have already run it, so call it again
+// only if something else may have dropped or downgraded the schema. It is
+// idempotent and safe to run concurrently, from one process or several: it
+// runs in one transaction that first takes a transaction-level advisory
+// lock derived from the schema name (pg_advisory_xact_lock, which also
+// works through transaction-mode poolers), then applies, in order, each
+// migration that the schema_migrations table does not list. On a schema
+// that is already up to date it runs no DDL, so a role without CREATE
+// privileges may call it (and so Open and New). A schema migrated by a
+// newer version of this package is refused with an error wrapping
+// [spec.ErrInvalidConfig].
 func (s *Saver) Setup(ctx context.Context) error {
 	return s.migrateTo(ctx, -1)
 }

@@ -20,8 +20,8 @@ func TestMigrationsEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) < 2 || LatestVersion() != len(ms) {
-		t.Fatalf("%d migrations, LatestVersion %d", len(ms), LatestVersion())
+	if len(ms) < 2 || SchemaVersion() != len(ms) {
+		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
 	}
 	for i, m := range ms {
 		if m.version != i+1 || m.name == "" || m.sql == "" {
@@ -67,15 +67,15 @@ func schemaState(t *testing.T, s *Saver) (versions []int, indexes map[string]boo
 func checkLatest(t *testing.T, s *Saver) {
 	t.Helper()
 	versions, indexes := schemaState(t, s)
-	if len(versions) != LatestVersion() || versions[len(versions)-1] != LatestVersion() {
-		t.Errorf("recorded versions %v, want 1..%d once each", versions, LatestVersion())
+	if len(versions) != SchemaVersion() || versions[len(versions)-1] != SchemaVersion() {
+		t.Errorf("recorded versions %v, want 1..%d once each", versions, SchemaVersion())
 	}
 	for _, idx := range []string{"checkpoints_pkey", "blobs_pkey", "writes_pkey", "checkpoints_global_order_idx", "checkpoints_run_id_idx"} {
 		if !indexes[idx] {
 			t.Errorf("index %s missing (have %v)", idx, indexes)
 		}
 	}
-	if v, err := s.Version(context.Background()); err != nil || v != LatestVersion() {
+	if v, err := s.Version(context.Background()); err != nil || v != SchemaVersion() {
 		t.Errorf("Version() = %d, %v", v, err)
 	}
 }
@@ -90,10 +90,7 @@ func TestSetupFromEmptyAndIdempotent(t *testing.T) {
 	}
 	checkLatest(t, s)
 
-	fresh, err := New(context.Background(), testPool(t), WithSchema(uniqueSchema("fresh")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := unsetSaver(t, testPool(t), WithSchema(uniqueSchema("fresh")))
 	if v, err := fresh.Version(context.Background()); err != nil || v != 0 {
 		t.Errorf("Version() of a schema never set up = %d, %v", v, err)
 	}
@@ -104,12 +101,9 @@ func TestSetupFromEmptyAndIdempotent(t *testing.T) {
 // the schema.
 func TestSetupFromEveryEarlierVersion(t *testing.T) {
 	ctx := context.Background()
-	for from := 0; from < LatestVersion(); from++ {
+	for from := 0; from < SchemaVersion(); from++ {
 		t.Run(fmt.Sprintf("from=%d", from), func(t *testing.T) {
-			s, err := New(ctx, testPool(t), WithSchema(uniqueSchema("mig")))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := unsetSaver(t, testPool(t), WithSchema(uniqueSchema("mig")))
 			t.Cleanup(func() { _ = s.DropSchema(context.Background()) })
 			if err := s.migrateTo(ctx, from); err != nil {
 				t.Fatal(err)
@@ -143,41 +137,51 @@ func TestSetupFromEveryEarlierVersion(t *testing.T) {
 	}
 }
 
-// TestSetupConcurrent runs Setup on one fresh schema from several savers
-// (each with its own connections) at once: the advisory lock serialises
-// them and every migration is applied exactly once.
+// TestSetupConcurrent opens one fresh schema from several savers (each
+// with its own pool) at once, so that their Setups race, then runs Setup
+// from several goroutines of one saver at once: the advisory lock
+// serialises them and every migration is applied exactly once.
 func TestSetupConcurrent(t *testing.T) {
 	ctx := context.Background()
 	schema := uniqueSchema("race")
+	t.Cleanup(func() { _ = unsetSaver(t, testPool(t), WithSchema(schema)).DropSchema(context.Background()) })
 	const n = 6
 	savers := make([]*Saver, n)
-	for i := range savers {
-		s, err := Open(ctx, testDSN(t), WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		savers[i] = s
-	}
-	t.Cleanup(func() { _ = savers[0].DropSchema(context.Background()) })
-	var wg sync.WaitGroup
 	errs := make([]error, n)
-	for i, s := range savers {
-		wg.Go(func() { errs[i] = s.Setup(ctx) })
+	var wg sync.WaitGroup
+	for i := range savers {
+		wg.Go(func() { savers[i], errs[i] = Open(ctx, testDSN(t), WithSchema(schema)) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Errorf("saver %d: %v", i, err)
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = savers[i].Close() })
+	}
+	checkLatest(t, savers[0])
+
+	// Drop the tables under a saver: concurrent Setups of it recreate them.
+	if err := savers[0].DropSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range errs {
+		wg.Go(func() { errs[i] = savers[0].Setup(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Setup %d: %v", i, err)
 		}
 	}
 	checkLatest(t, savers[0])
+	mustPut(t, savers[1], spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1"}, nil, nil)
 }
 
 func TestSetupRefusesNewerSchema(t *testing.T) {
 	s := newTestSaver(t)
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, "INSERT INTO "+s.q.migrations+" (version, name) VALUES ($1, 'from the future')", LatestVersion()+1); err != nil {
+	if _, err := s.pool.Exec(ctx, "INSERT INTO "+s.q.migrations+" (version, name) VALUES ($1, 'from the future')", SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Setup(ctx); !errors.Is(err, spec.ErrInvalidConfig) {
@@ -215,7 +219,7 @@ func TestSetupWithoutCreatePrivilege(t *testing.T) {
 	cfg.ConnConfig.User = role
 	app, err := New(ctx, newPool(t, cfg), WithSchema(admin.Schema()))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("New (so Setup) as an unprivileged role on an up-to-date schema: %v", err)
 	}
 	if err := app.Setup(ctx); err != nil {
 		t.Fatalf("Setup as an unprivileged role on an up-to-date schema: %v", err)
@@ -223,12 +227,8 @@ func TestSetupWithoutCreatePrivilege(t *testing.T) {
 	runWorkload(t, app)
 
 	// On a schema it would have to create, the same role fails cleanly.
-	other, err := New(ctx, app.pool, WithSchema(uniqueSchema("denied")))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var pgErr *pgconn.PgError
-	if err := other.Setup(ctx); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
-		t.Errorf("Setup needing CREATE as an unprivileged role: %v, want insufficient_privilege", err)
+	if _, err := New(ctx, app.pool, WithSchema(uniqueSchema("denied"))); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Errorf("New needing CREATE as an unprivileged role: %v, want insufficient_privilege", err)
 	}
 }

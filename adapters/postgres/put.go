@@ -94,7 +94,7 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
-	mdExact, err := s.serde.Encode(map[string]any(nmd))
+	mdExact, err := metadataCodec.Encode(map[string]any(nmd))
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}

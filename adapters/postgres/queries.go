@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// queries holds the fixed statements of one schema, built once in New with
+// queries holds the fixed statements of one schema, built once per saver with
 // the schema name quoted as an identifier. Nothing a caller passes is ever
 // spliced into SQL text: keys, IDs and filter values are all parameters.
 type queries struct {

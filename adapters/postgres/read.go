@@ -249,13 +249,9 @@ func (s *Saver) decodeTuple(r *rawTuple) (*spec.Tuple, error) {
 		}
 		cp.ChannelValues[ch] = v
 	}
-	mdv, err := s.serde.Decode(r.metadata)
+	mdm, err := decodeExactMetadata(r.metadata, s.serde)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q metadata: %w", r.id, err)
-	}
-	mdm, ok := mdv.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("checkpoint %q metadata: decoded %T, want a map", r.id, mdv)
 	}
 	t := &spec.Tuple{
 		Config:        spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: r.id},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,16 +16,10 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// DefaultSchema is the schema the saver's tables live in unless
-// [WithSchema] names another.
-const DefaultSchema = "checkpointkit"
-
-// defaultPageSize is how many checkpoints one List round trip fetches.
-const defaultPageSize = 100
-
 // Saver is a [spec.Saver] backed by PostgreSQL. It also implements
 // [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner] and
-// [spec.VersionGenerator]. It is safe for concurrent use.
+// [spec.VersionGenerator]. It is safe for concurrent use. Create it with
+// [Open] or [New].
 type Saver struct {
 	pool     *pgxpool.Pool
 	ownsPool bool
@@ -33,9 +29,12 @@ type Saver struct {
 	setMode  bool
 	pageSize int
 	q        queries
+
+	closeOnce sync.Once
 }
 
 var (
+	_ io.Closer             = (*Saver)(nil)
 	_ spec.Saver            = (*Saver)(nil)
 	_ spec.ThreadCopier     = (*Saver)(nil)
 	_ spec.RunDeleter       = (*Saver)(nil)
@@ -43,123 +42,63 @@ var (
 	_ spec.VersionGenerator = (*Saver)(nil)
 )
 
-// Option configures a [Saver].
-type Option func(*Saver) error
-
-// WithSchema puts the saver's tables in the named schema instead of
-// [DefaultSchema]. Every statement names its tables fully qualified and
-// quoted, so the saver never depends on search_path, and two savers with
-// different schemas share a database without seeing each other's data.
-// [Saver.Setup] creates the schema if needed.
-func WithSchema(name string) Option {
-	return func(s *Saver) error {
-		if name == "" {
-			return fmt.Errorf("postgres: empty schema name: %w", spec.ErrInvalidArgument)
-		}
-		if err := checkText("schema name", name); err != nil {
-			return err
-		}
-		// PostgreSQL truncates longer identifiers, so two long names could
-		// silently share a schema.
-		if len(name) > 63 {
-			return fmt.Errorf("postgres: schema name %q is longer than 63 bytes: %w", name, spec.ErrInvalidArgument)
-		}
-		s.schema = name
-		return nil
+// newSaver returns a saver over pool configured by o, without touching
+// the database.
+func newSaver(pool *pgxpool.Pool, o options) *Saver {
+	return &Saver{
+		pool: pool, schema: o.schema, serde: o.serde, execMode: o.execMode, setMode: o.setMode,
+		pageSize: o.pageSize, q: buildQueries(pgx.Identifier{o.schema}.Sanitize()),
 	}
 }
 
-// WithQueryExecMode runs every statement of the saver in the given pgx
-// query mode, overriding the pool's default. See [WithoutPreparedStatements]
-// for the usual reason to change it.
-func WithQueryExecMode(mode pgx.QueryExecMode) Option {
-	return func(s *Saver) error {
-		s.execMode = mode
-		s.setMode = true
-		return nil
-	}
-}
-
-// WithoutPreparedStatements makes the saver use no server-side prepared
-// statements (pgx.QueryExecModeExec: one unnamed statement per query, in a
-// single round trip). Use it behind a PgBouncer-style pooler in transaction
-// mode, where consecutive statements may land on different server sessions.
-// The saver keeps no other session state: every operation is one statement
-// or one transaction.
-func WithoutPreparedStatements() Option {
-	return WithQueryExecMode(pgx.QueryExecModeExec)
-}
-
-// WithSerde replaces [spec.DefaultSerde] for channel values, pending writes
-// and the exact copy of metadata. The serde must be type-preserving, and
-// every saver sharing a schema must use the same one.
-func WithSerde(serde spec.Serde) Option {
-	return func(s *Saver) error {
-		if serde == nil {
-			return fmt.Errorf("postgres: nil serde: %w", spec.ErrInvalidArgument)
-		}
-		s.serde = serde
-		return nil
-	}
-}
-
-// WithListPageSize sets the most checkpoints List fetches per round trip
-// (default 100; the first pages of an unlimited List are smaller). Larger
-// pages mean fewer round trips and more memory held per page.
-func WithListPageSize(n int) Option {
-	return func(s *Saver) error {
-		if n <= 0 {
-			return fmt.Errorf("postgres: list page size %d: %w", n, spec.ErrInvalidArgument)
-		}
-		s.pageSize = n
-		return nil
-	}
-}
-
-// New returns a saver that uses a caller-owned pool; [Saver.Close] leaves
-// that pool open. New does not touch the database: call [Saver.Setup] once
-// (at deploy or start-up) to create or migrate the tables.
-func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error) {
-	if pool == nil {
-		return nil, fmt.Errorf("postgres: nil pool: %w", spec.ErrInvalidArgument)
-	}
-	if err := ctx.Err(); err != nil {
+// Open connects a new pool to target, a DSN (a URL or keyword/value
+// connection string accepted by pgxpool.ParseConfig), configured by
+// [ConfigurePool], and runs [Saver.Setup], so the saver it returns is
+// ready to use. The saver owns the pool: [Saver.Close] closes it. An empty
+// or malformed target, or an invalid option, is an error wrapping
+// [spec.ErrInvalidArgument].
+func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
+	o, err := newOptions("open", opts)
+	if err != nil {
 		return nil, err
 	}
-	s := &Saver{pool: pool, schema: DefaultSchema, serde: spec.DefaultSerde(), pageSize: defaultPageSize}
-	for _, opt := range opts {
-		if err := opt(s); err != nil {
-			return nil, err
-		}
+	if target == "" {
+		return nil, fmt.Errorf("postgres: open: empty target: %w", spec.ErrInvalidArgument)
 	}
-	s.q = buildQueries(pgx.Identifier{s.schema}.Sanitize())
-	return s, nil
-}
-
-// Open connects a new pool to dsn (a URL or keyword/value connection string
-// accepted by pgxpool.ParseConfig), configured by [ConfigurePool], and
-// returns a saver that owns it: [Saver.Close] closes the pool. Like [New],
-// it does not run migrations.
-func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := pgxpool.ParseConfig(target)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+		return nil, fmt.Errorf("postgres: open: %w: %w", spec.ErrInvalidArgument, err)
 	}
 	ConfigurePool(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open pool: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
 		return nil, wrapErr(ctx, "open", "", err)
 	}
-	s, err := New(ctx, pool, opts...)
-	if err != nil {
+	s := newSaver(pool, o)
+	s.ownsPool = true
+	if err := s.Setup(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s.ownsPool = true
+	return s, nil
+}
+
+// New returns a saver over pool, after running [Saver.Setup] through it,
+// so the saver is ready to use. pool stays owned by the caller:
+// [Saver.Close] leaves it open. Configure it with [ConfigurePool]. A nil
+// pool or an invalid option is an error wrapping [spec.ErrInvalidArgument].
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error) {
+	o, err := newOptions("new", opts)
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		return nil, fmt.Errorf("postgres: new: nil pool: %w", spec.ErrInvalidArgument)
+	}
+	s := newSaver(pool, o)
+	if err := s.Setup(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -176,12 +115,16 @@ func ConfigurePool(cfg *pgxpool.Config) {
 	}
 }
 
-// Close releases the pool if [Open] created it; a pool passed to [New] stays
-// open. Close is idempotent.
-func (s *Saver) Close() {
-	if s.ownsPool {
-		s.pool.Close()
-	}
+// Close closes the pool if [Open] created it; a pool passed to [New]
+// stays open, owned by the caller. Close is idempotent and returns nil.
+// The saver must not be used afterwards.
+func (s *Saver) Close() error {
+	s.closeOnce.Do(func() {
+		if s.ownsPool {
+			s.pool.Close()
+		}
+	})
+	return nil
 }
 
 // Schema returns the schema the saver's tables live in.

@@ -240,11 +240,8 @@ func TestInvalidInput(t *testing.T) {
 
 func TestErrorsWrapBackend(t *testing.T) {
 	pool := testPool(t)
-	s, err := New(context.Background(), pool, WithSchema(uniqueSchema("never-set-up")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.GetTuple(context.Background(), spec.Config{ThreadID: "thread-x"})
+	s := unsetSaver(t, pool, WithSchema(uniqueSchema("never-set-up")))
+	_, err := s.GetTuple(context.Background(), spec.Config{ThreadID: "thread-x"})
 	if err == nil || errors.Is(err, spec.ErrNotFound) {
 		t.Fatalf("want a backend error, got %v", err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -86,6 +87,8 @@ func TestValuesStoredOncePerVersion(t *testing.T) {
 	}
 }
 
+// TestOptions checks that Open and New reject bad options and targets
+// with ErrInvalidArgument before touching the database.
 func TestOptions(t *testing.T) {
 	pool := sharedPoolOrNil()
 	ctx := context.Background()
@@ -95,41 +98,48 @@ func TestOptions(t *testing.T) {
 		"NUL schema":     WithSchema("a\x00b"),
 		"nil serde":      WithSerde(nil),
 		"zero page size": WithListPageSize(0),
+		"unknown mode":   WithQueryExecMode(99),
+		"nil option":     nil,
 	} {
-		if _, err := New(ctx, pool, opt); err == nil {
-			t.Errorf("%s: accepted", name)
+		if _, err := New(ctx, pool, opt); !errors.Is(err, spec.ErrInvalidArgument) {
+			t.Errorf("New with %s: %v, want ErrInvalidArgument", name, err)
+		}
+		if _, err := Open(ctx, "postgres://127.0.0.1:1/never", opt); !errors.Is(err, spec.ErrInvalidArgument) {
+			t.Errorf("Open with %s: %v, want ErrInvalidArgument", name, err)
 		}
 	}
 	if _, err := New(ctx, nil); !errors.Is(err, spec.ErrInvalidArgument) {
 		t.Errorf("nil pool: %v", err)
 	}
-	s, err := New(ctx, pool, WithSchema(strings.Repeat("s", 63)))
-	if err != nil || s.Schema() != strings.Repeat("s", 63) {
-		t.Errorf("63-byte schema: %v", err)
+	if s := unsetSaver(t, pool, WithSchema(strings.Repeat("s", 63))); s.Schema() != strings.Repeat("s", 63) {
+		t.Errorf("63-byte schema: %q", s.Schema())
 	}
-	if _, err := Open(ctx, "postgres://%zz"); err == nil {
-		t.Error("Open accepted a malformed DSN")
+	for _, target := range []string{"", "postgres://%zz"} {
+		if _, err := Open(ctx, target); !errors.Is(err, spec.ErrInvalidArgument) {
+			t.Errorf("Open(%q): %v, want ErrInvalidArgument", target, err)
+		}
 	}
 }
 
+// TestOpenOwnsItsPool checks that Open returns a ready saver whose Close
+// (idempotent) closes its pool, and that Close of a New saver leaves the
+// caller's pool open.
 func TestOpenOwnsItsPool(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, testDSN(t), WithSchema(uniqueSchema("open")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	dropper, err := New(ctx, testPool(t), WithSchema(s.Schema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dropper.DropSchema(context.Background()) })
+	t.Cleanup(func() { _ = unsetSaver(t, testPool(t), WithSchema(s.Schema())).DropSchema(context.Background()) })
+	checkLatest(t, s)
 	mustPut(t, s, spec.Config{ThreadID: "t"}, spec.Checkpoint{ID: "1"}, nil, nil)
 	pool := s.pool
-	s.Close()
-	s.Close() // idempotent
+	var c io.Closer = s
+	for range 2 { // idempotent
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
 	if err := pool.Ping(ctx); err == nil {
 		t.Error("Close left the pool it opened open")
 	}
@@ -147,7 +157,11 @@ func TestOpenOwnsItsPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	borrowed.Close()
+	for range 2 {
+		if err := borrowed.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
 	if err := testPool(t).Ping(ctx); err != nil {
 		t.Errorf("Close of a New saver closed the caller's pool: %v", err)
 	}

@@ -4,8 +4,24 @@
 // [spec.Pruner] and [spec.VersionGenerator].
 //
 // Use it when a graph runs in one process, or in a few on one machine, and
-// its history should survive restarts without running a database server;
-// [Open] a file path, or ":memory:" for a database that lives until Close.
+// its history should survive restarts without running a database server.
+//
+// # Use
+//
+//	saver, err := sqlite.Open(ctx, "checkpoints.db") // or ":memory:"
+//	if err != nil { ... }
+//	defer saver.Close()
+//
+// The package has the shape of every checkpointkit adapter. [Open] opens a
+// target (a file path, a "file:" URI or ":memory:") and [New] wraps a
+// *sql.DB the caller owns; both run [Saver.Setup], which creates or
+// migrates the schema, so the saver they return is ready. [Saver.Close]
+// closes what Open opened and leaves New's handle to its caller; every
+// Saver is an [io.Closer]. Options ([WithSerde], [WithListPageSize],
+// [WithBusyTimeout]) are validated by Open and New, which reject a bad one
+// with an error wrapping [spec.ErrInvalidArgument]. [WithSerde] encodes
+// channel values and pending-write values; metadata is stored as JSON text
+// whatever the serde, so that SQLite can filter on it.
 //
 // # Schema
 //
@@ -41,11 +57,12 @@
 // # Migrations
 //
 // Numbered files embedded from migrations/ and recorded in the
-// checkpointkit_migrations table. [Open] and [New] apply the missing ones
-// inside one BEGIN IMMEDIATE transaction, so two processes opening the same
-// file at once apply each migration once (the second waits for the first's
-// write lock). A database migrated by a newer version of this package is
-// refused.
+// checkpointkit_migrations table. [Saver.Setup] (run by [Open] and [New])
+// applies the missing ones inside one BEGIN IMMEDIATE transaction, so two
+// processes opening the same file at once apply each migration once (the
+// second waits for the first's write lock). A database migrated by a newer
+// version of this package is refused with an error wrapping
+// [spec.ErrInvalidConfig].
 //
 // # Concurrency
 //
@@ -71,7 +88,7 @@
 //
 // # DSN advice
 //
-// Open adds, unless the DSN sets them: _busy_timeout=5000 (see
+// Open adds, unless the target sets them: _busy_timeout=5000 (see
 // [WithBusyTimeout]), _txlock=immediate, _stmt_cache_size=64 (go-sqlite3
 // otherwise prepares every statement again on every call) and, for files,
 // _journal_mode=WAL.

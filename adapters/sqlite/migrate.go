@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 //go:embed migrations/*.sql
@@ -72,18 +74,18 @@ func SchemaVersion() int {
 // two processes opening the same file at once apply each migration exactly
 // once: the second waits for the first (up to its busy timeout), then finds
 // nothing left to do. A database whose schema is newer than this package is
-// an error.
+// an error wrapping [spec.ErrInvalidConfig].
 func migrate(ctx context.Context, db *sql.DB, target int) error {
 	ms, err := loadMigrations()
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return fmt.Errorf("sqlite: setup: %w", err)
 	}
 	if target < 0 || target > len(ms) {
 		target = len(ms)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return wrapErr(ctx, "migrate", "", err)
+		return wrapErr(ctx, "setup", "", err)
 	}
 	defer conn.Close()
 	err = inTx(ctx, conn, "BEGIN IMMEDIATE", func() error {
@@ -99,7 +101,8 @@ func migrate(ctx context.Context, db *sql.DB, target int) error {
 			return err
 		}
 		if current > len(ms) {
-			return fmt.Errorf("database schema version %d is newer than this package's %d", current, len(ms))
+			return fmt.Errorf("database schema version %d is newer than this package's %d: upgrade the application: %w",
+				current, len(ms), spec.ErrInvalidConfig)
 		}
 		for _, m := range ms[current:target] {
 			if _, err := conn.ExecContext(ctx, m.sql); err != nil {
@@ -113,7 +116,7 @@ func migrate(ctx context.Context, db *sql.DB, target int) error {
 		}
 		return nil
 	})
-	return wrapErr(ctx, "migrate", "", err)
+	return wrapErr(ctx, "setup", "", err)
 }
 
 // appliedVersion returns the highest migration recorded in db, 0 for a

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"runtime"
 	"strings"
@@ -24,7 +25,8 @@ const driverName = "sqlite3"
 
 // Saver is a [spec.Saver] backed by SQLite. It also implements
 // [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner] and
-// [spec.VersionGenerator]. It is safe for concurrent use.
+// [spec.VersionGenerator]. It is safe for concurrent use. Create it with
+// [Open] or [New].
 type Saver struct {
 	db       *sql.DB
 	ownsDB   bool
@@ -34,8 +36,9 @@ type Saver struct {
 
 	busyTimeout time.Duration
 
-	// writeSem serialises this saver's write transactions, so goroutines of
-	// one process queue here instead of spinning in SQLite's busy handler.
+	// writeSem serialises this saver's write transactions (and Setup), so
+	// goroutines of one process queue here instead of spinning in SQLite's
+	// busy handler.
 	writeSem chan struct{}
 
 	closeOnce sync.Once
@@ -43,6 +46,7 @@ type Saver struct {
 }
 
 var (
+	_ io.Closer             = (*Saver)(nil)
 	_ spec.Saver            = (*Saver)(nil)
 	_ spec.ThreadCopier     = (*Saver)(nil)
 	_ spec.RunDeleter       = (*Saver)(nil)
@@ -50,71 +54,43 @@ var (
 	_ spec.VersionGenerator = (*Saver)(nil)
 )
 
-// Option configures a [Saver].
-type Option func(*Saver)
-
-// WithSerde sets the serde that encodes channel values and write values.
-// The default is [spec.DefaultSerde]. A database must be
-// read with the serde it was written with.
-func WithSerde(s spec.Serde) Option {
-	return func(sv *Saver) {
-		if s != nil {
-			sv.serde = s
-		}
-	}
-}
-
-// WithBusyTimeout sets how long [Open] lets a connection wait for a lock
-// held by another process before failing with "database is locked"
-// (default 5s). It is ignored by [New] and when the DSN sets _busy_timeout.
-func WithBusyTimeout(d time.Duration) Option {
-	return func(sv *Saver) {
-		if d >= 0 {
-			sv.busyTimeout = d
-		}
-	}
-}
-
-// WithListPageSize sets how many checkpoints List reads per query (default
-// 64). Smaller pages hold less in memory; larger ones make fewer queries.
-func WithListPageSize(n int) Option {
-	return func(sv *Saver) {
-		if n > 0 {
-			sv.pageSize = n
-		}
-	}
-}
-
-func newSaver(db *sql.DB, owns bool, opts []Option) *Saver {
-	s := &Saver{
+// newSaver returns a saver over db configured by o, without touching the
+// database.
+func newSaver(db *sql.DB, owns bool, o options) *Saver {
+	return &Saver{
 		db:          db,
 		ownsDB:      owns,
-		serde:       spec.DefaultSerde(),
-		pageSize:    64,
-		busyTimeout: 5 * time.Second,
+		serde:       o.serde,
+		pageSize:    o.pageSize,
+		busyTimeout: o.busyTimeout,
 		writeSem:    make(chan struct{}, 1),
 	}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
 }
 
-// Open opens (creating it if needed) the SQLite database named by dsn and
-// migrates its schema. dsn is a file path, a "file:" URI, or ":memory:".
-// go-sqlite3 query parameters are honoured; unless the DSN sets them, Open
-// adds _busy_timeout (see [WithBusyTimeout]), _txlock=immediate,
+// Open opens the SQLite database named by target, creating the file if
+// needed, and runs [Saver.Setup] on it, so the saver it returns is ready to
+// use. target is a file path, a "file:" URI, or ":memory:"; go-sqlite3
+// query parameters are honoured, and unless target sets them Open adds
+// _busy_timeout (see [WithBusyTimeout]), _txlock=immediate,
 // _stmt_cache_size=64 and, for files, _journal_mode=WAL.
 //
 // ":memory:" opens a private in-memory database that lives until Close. An
-// in-memory DSN (":memory:", "file::memory:", mode=memory) is used through a
-// single connection.
-func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
-	if dsn == "" {
-		return nil, fmt.Errorf("sqlite: open: empty DSN: %w", spec.ErrInvalidArgument)
+// in-memory target (":memory:", "file::memory:", mode=memory) is used
+// through a single connection.
+//
+// The saver owns the database handle: [Saver.Close] closes it. An empty
+// target or an invalid option is an error wrapping
+// [spec.ErrInvalidArgument].
+func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
+	o, err := newOptions("open", opts)
+	if err != nil {
+		return nil, err
 	}
-	s := newSaver(nil, true, opts)
-	full, memory, shared := s.buildDSN(dsn)
+	if target == "" {
+		return nil, fmt.Errorf("sqlite: open: empty target: %w", spec.ErrInvalidArgument)
+	}
+	s := newSaver(nil, true, o)
+	full, memory, shared := s.buildDSN(target)
 	db, err := sql.Open(driverName, full)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
@@ -150,41 +126,92 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 	s.db = db
-	if err := migrate(ctx, db, -1); err != nil {
+	if err := s.connect(ctx); err != nil {
+		s.Close()
+		return nil, wrapErr(ctx, "open", "", err)
+	}
+	if err := s.Setup(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// New returns a saver over a database handle owned by the caller, after
-// migrating its schema (under context.Background; [NewContext] takes a
-// context). Close does not close db. For a file database the caller's DSN
-// should set _busy_timeout and _journal_mode=WAL; write transactions start
-// with BEGIN IMMEDIATE whatever _txlock says. An in-memory database must be
-// limited to one connection (db.SetMaxOpenConns(1)), or every connection
-// sees a database of its own.
-func New(db *sql.DB, opts ...Option) (*Saver, error) {
-	return NewContext(context.Background(), db, opts...)
+// connect opens the first connection of a new handle. Opening one runs
+// the DSN's pragmas, and when several connections switch a new file to WAL
+// at once SQLite refuses the losers' lock upgrade with SQLITE_BUSY at once,
+// without consulting the busy handler (waiting could deadlock). connect
+// retries that, with a short backoff, for up to the busy timeout.
+func (s *Saver) connect(ctx context.Context) error {
+	deadline := time.Now().Add(s.busyTimeout)
+	delay := time.Millisecond
+	for {
+		err := s.db.PingContext(ctx)
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
 }
 
-// NewContext is [New] with a context for the schema migration.
-func NewContext(ctx context.Context, db *sql.DB, opts ...Option) (*Saver, error) {
+// New returns a saver over db, after running [Saver.Setup] on it, so the
+// saver is ready to use. db stays owned by the caller: [Saver.Close] does
+// not close it. For a file database the caller's DSN should set
+// _busy_timeout and _journal_mode=WAL; write transactions start with
+// BEGIN IMMEDIATE whatever _txlock says. An in-memory database must be
+// limited to one connection (db.SetMaxOpenConns(1)), or every connection
+// sees a database of its own. A nil db or an invalid option is an error
+// wrapping [spec.ErrInvalidArgument].
+func New(ctx context.Context, db *sql.DB, opts ...Option) (*Saver, error) {
+	o, err := newOptions("new", opts)
+	if err != nil {
+		return nil, err
+	}
 	if db == nil {
 		return nil, fmt.Errorf("sqlite: new: nil *sql.DB: %w", spec.ErrInvalidArgument)
 	}
-	s := newSaver(db, false, opts)
-	if err := migrate(ctx, db, -1); err != nil {
+	s := newSaver(db, false, o)
+	if err := s.Setup(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// Setup creates the saver's tables and indexes, or migrates them to
+// [SchemaVersion]; [Open] and [New] have already run it, so call it again
+// only if something else may have dropped the schema. It is idempotent
+// and safe to call concurrently, from one process or several: it applies
+// the missing migrations in one BEGIN IMMEDIATE transaction, which
+// serialises it with every other writer. A database migrated by a newer
+// version of this package is refused with an error wrapping
+// [spec.ErrInvalidConfig].
+func (s *Saver) Setup(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return wrapErr(ctx, "setup", "", err)
+	}
+	select {
+	case s.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return wrapErr(ctx, "setup", "", ctx.Err())
+	}
+	defer func() { <-s.writeSem }()
+	return migrate(ctx, s.db, -1)
+}
+
 // DB returns the database handle the saver uses.
 func (s *Saver) DB() *sql.DB { return s.db }
 
-// Close releases the database if Open created it. It is safe to call more
-// than once; the saver must not be used afterwards.
+// Close closes the database handle if [Open] opened it; a handle passed to
+// [New] stays open, owned by the caller. Close is idempotent: later calls
+// return the first call's result. The saver must not be used afterwards.
 func (s *Saver) Close() error {
 	s.closeOnce.Do(func() {
 		if s.ownsDB && s.db != nil {

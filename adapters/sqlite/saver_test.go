@@ -194,7 +194,7 @@ func TestMemoryDatabasesArePrivate(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	c, err := New(db)
+	c, err := New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,18 @@
 // conformance_test.go, delete the go:build line above (it keeps the
 // template out of checkpointkit's own build), and adapt the lines marked
 // TEMPLATE. ci/templates/conformance.yml is the matching GitHub workflow.
+//
+// It is written for an adapter shaped like checkpointkit's own adapters
+// (see go doc github.com/checkpointkit/checkpointkit/adapters/sqlite):
+//
+//	func Open(ctx context.Context, target string, opts ...Option) (*Saver, error)
+//	func New(ctx context.Context, client *redis.Client, opts ...Option) (*Saver, error) // if the backend has a client type
+//	func (s *Saver) Setup(ctx context.Context) error // idempotent, safe to call concurrently
+//	func (s *Saver) Close() error                    // io.Closer; releases what Open opened, never New's client
+//	type Option func(*options)                       // validated by Open and New: spec.ErrInvalidArgument
+//
+// Open and New return a ready saver: they run Setup (schema, indexes), so
+// the suite's specs never see storage half set up.
 
 package redis_test // TEMPLATE: your package name + _test
 
@@ -51,13 +63,14 @@ func TestConformance(t *testing.T) {
 		New: func(ctx context.Context) (spec.Saver, func(), error) {
 			// TEMPLATE: isolate each spec, e.g. with a key prefix of its own.
 			prefix := fmt.Sprintf("checkpointkit-conformance:%d:%d:", os.Getpid(), specs.Add(1))
+			// Open returns a ready saver (it has run Setup).
 			s, err := redissaver.Open(ctx, url, redissaver.WithKeyPrefix(prefix))
 			if err != nil {
 				return nil, nil, err
 			}
 			cleanup := func() {
 				_ = s.DeletePrefix(context.Background(), prefix) // TEMPLATE: drop the spec's data
-				_ = s.Close()
+				_ = s.Close()                                    // releases what Open opened
 			}
 			return s, cleanup, nil
 		},
