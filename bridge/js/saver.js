@@ -1,0 +1,156 @@
+// saver.js: BridgeSaver, a LangGraph.js checkpoint saver that forwards every
+// call to a saver served over the checkpointkit bridge protocol, normally
+// one of checkpointkit's Go adapters served by cmd/checkpointkit-saver.
+//
+//   const proc = await startSaverProcess({ adapter: "sqlite" });
+//   const saver = await BridgeSaver.open(proc);   // fresh, isolated storage
+//   ... use saver like any BaseCheckpointSaver ...
+//   await saver.close();
+//   await proc.close();
+//
+// or, one process per saver: `const saver = await BridgeSaver.start({ adapter: "memory" })`.
+//
+// Values travel through the bridge's typed encoding (see codec.js), so
+// numbers, strings, booleans, null, arrays, plain objects and Uint8Arrays
+// come back as they were given; numeric channel versions stay numbers.
+// getNextVersion is LangGraph.js's default (1, 2, 3, ...).
+
+import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { BridgeProcess } from "./client.js";
+import {
+  BridgeError,
+  Codes,
+  checkpointToWire,
+  configToWire,
+  encodeMap,
+  encodeWrites,
+  tupleFromWire,
+  versionsToWire,
+} from "./codec.js";
+
+/**
+ * startSaverProcess starts the checkpointkit saver server for a Go adapter:
+ * `<bin> -adapter <adapter>`, where bin is the option or
+ * CHECKPOINTKIT_SAVER_BIN (a built cmd/checkpointkit-saver).
+ */
+export async function startSaverProcess({ adapter = "memory", bin = process.env.CHECKPOINTKIT_SAVER_BIN, args, env, ...rest } = {}) {
+  if (!bin) {
+    throw new Error("startSaverProcess: no saver binary: pass `bin` or set CHECKPOINTKIT_SAVER_BIN to a built cmd/checkpointkit-saver");
+  }
+  return BridgeProcess.start({
+    command: bin,
+    args: args ?? ["-adapter", adapter],
+    env,
+    name: `checkpointkit-saver -adapter ${adapter}`,
+    ...rest,
+  });
+}
+
+function signalOf(config) {
+  return config?.signal instanceof AbortSignal ? config.signal : undefined;
+}
+
+/** A BaseCheckpointSaver backed by a saver across the bridge. */
+export class BridgeSaver extends BaseCheckpointSaver {
+  /**
+   * open asks proc for a fresh saver (the server's `open`); a server without
+   * `open` hosts exactly one saver, which is then used.
+   */
+  static async open(proc, { serde } = {}) {
+    let id = null;
+    if (proc.capabilities.has("open")) ({ saver: id } = await proc.request("open", {}));
+    return new BridgeSaver(proc, id, { serde });
+  }
+
+  /** start starts a saver process of its own (see startSaverProcess) and opens a saver on it; close() stops both. */
+  static async start(options = {}) {
+    const proc = await startSaverProcess(options);
+    try {
+      const saver = await BridgeSaver.open(proc, options);
+      saver.ownsProcess = true;
+      return saver;
+    } catch (err) {
+      await proc.close();
+      throw err;
+    }
+  }
+
+  constructor(proc, saverId, { serde } = {}) {
+    super(serde);
+    this.proc = proc;
+    this.saverId = saverId;
+    this.ownsProcess = false;
+  }
+
+  call(method, params, config) {
+    return this.proc.request(method, params, { saver: this.saverId, signal: signalOf(config) });
+  }
+
+  async getTuple(config) {
+    try {
+      const t = await this.call("get_tuple", { config: configToWire(config) }, config);
+      return t === null ? undefined : tupleFromWire(t);
+    } catch (err) {
+      if (err instanceof BridgeError && err.code === Codes.NOT_FOUND) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * list maps LangGraph.js's list onto the bridge's: no thread_id lists
+   * every thread, no checkpoint_ns every namespace; a limit of 0 yields
+   * nothing (as MemorySaver and PostgresSaver do). Stopping early cancels
+   * the request on the server.
+   */
+  async *list(config, options = {}) {
+    const { limit, before, filter } = options;
+    if (limit === 0) return;
+    const c = config?.configurable ?? {};
+    const wire = configToWire(config);
+    const params = {
+      thread_id: wire.thread_id,
+      checkpoint_ns: wire.checkpoint_ns,
+      all_namespaces: c.checkpoint_ns === undefined || c.checkpoint_ns === null,
+      checkpoint_id: wire.checkpoint_id,
+      filter: encodeMap(filter, "filter"),
+      before: before ? configToWire(before).checkpoint_id : "",
+      limit: limit ?? 0,
+    };
+    for await (const item of this.proc.stream("list", params, { saver: this.saverId, signal: signalOf(config) })) {
+      yield tupleFromWire(item);
+    }
+  }
+
+  async put(config, checkpoint, metadata, newVersions) {
+    const params = {
+      config: configToWire(config),
+      checkpoint: checkpointToWire(checkpoint),
+      metadata: encodeMap(metadata, "metadata"),
+      new_versions: versionsToWire(newVersions, "new_versions"),
+    };
+    const { config: out } = await this.call("put", params, config);
+    return { configurable: { thread_id: out.thread_id, checkpoint_ns: out.checkpoint_ns, checkpoint_id: out.checkpoint_id } };
+  }
+
+  /**
+   * putWrites stores writes ([channel, value] pairs) of taskId. LangGraph.js's
+   * runtime passes a task path as a fourth argument; it is forwarded.
+   */
+  async putWrites(config, writes, taskId, taskPath = "") {
+    const params = { config: configToWire(config), writes: encodeWrites(writes), task_id: taskId ?? "", task_path: taskPath ?? "" };
+    await this.call("put_writes", params, config);
+  }
+
+  async deleteThread(threadId) {
+    await this.call("delete_thread", { thread_id: threadId === undefined || threadId === null ? "" : String(threadId) });
+  }
+
+  /** close releases the saver's storage on the server (and the server, when this saver started it). */
+  async close() {
+    try {
+      if (this.saverId !== null && !this.proc.exited) await this.call("close", {});
+    } finally {
+      if (this.ownsProcess) await this.proc.close();
+    }
+  }
+}
