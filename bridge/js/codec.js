@@ -64,6 +64,11 @@ function typeName(v) {
   return v.constructor?.name ?? "object";
 }
 
+// describe names v's type for an error message, quoting the start of a string.
+function describe(v) {
+  return typeof v === "string" ? `string ${JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}...` : v)}` : typeName(v);
+}
+
 /**
  * encodeValue turns a JavaScript value into its wire form. Plain objects,
  * arrays, strings, booleans, null, numbers, BigInts (within int64) and
@@ -175,7 +180,7 @@ function decodeEntries(w, path) {
 /** encodeMap encodes an object of values (channel values, metadata), undefined or null as {}. */
 export function encodeMap(m, path = "$") {
   if (m === undefined || m === null) return {};
-  if (!isPlainObject(m)) throw unsupported(path, `want an object, got ${typeName(m)}`);
+  if (!isPlainObject(m)) throw unsupported(path, `want an object, got ${describe(m)}`);
   const out = {};
   for (const k of Object.keys(m)) {
     if (m[k] === undefined) continue;
@@ -278,7 +283,7 @@ export function configFromWire(w, where = "config") {
  */
 export function checkpointToWire(cp) {
   if (cp === null || typeof cp !== "object") {
-    throw new BridgeError(Codes.INVALID_ARGUMENT, `checkpoint: want an object, got ${typeName(cp)}`);
+    throw new BridgeError(Codes.INVALID_ARGUMENT, `checkpoint: want an object, got ${describe(cp)}`);
   }
   const seen = {};
   for (const [node, vs] of Object.entries(cp.versions_seen ?? {})) {

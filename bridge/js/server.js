@@ -200,6 +200,16 @@ function wantString(v, what) {
   return v;
 }
 
+// encodeTuple encodes a tuple returned by the saver; what the bridge cannot
+// encode is the saver's doing, so it is reported as internal.
+function encodeTuple(t, method) {
+  try {
+    return tupleToWire(t);
+  } catch (err) {
+    throw new BridgeError(Codes.INTERNAL, `${kind.name}.${method} returned a tuple the bridge cannot encode: ${err.message}`);
+  }
+}
+
 // jsConfig turns a wire config into the RunnableConfig LangGraph.js savers
 // take: an empty checkpoint_id is left out ("latest", or "no parent").
 function jsConfig(w) {
@@ -271,7 +281,7 @@ const methods = {
   async get_tuple(params, msg, signal) {
     const saver = saverFor(msg);
     const t = await abortable(saver.getTuple(jsConfig(params.config)), signal);
-    return t ? tupleToWire(t) : null;
+    return t ? encodeTuple(t, "getTuple") : null;
   },
 
   async list(params, msg, signal, entry) {
@@ -297,7 +307,7 @@ const methods = {
       for (;;) {
         const r = await abortable(it.next(), signal);
         if (r.done) return null;
-        const item = tupleToWire(r.value);
+        const item = encodeTuple(r.value, "list");
         while (entry.credit <= 0) {
           await abortable(new Promise((resolve) => (entry.wake = resolve)), signal);
         }
