@@ -1,0 +1,132 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+var (
+	// ErrBadRequest reports a message the other side could not understand:
+	// malformed JSON, an unknown method or tag, a missing field or a field
+	// of the wrong type. It is the protocol's bad_request code.
+	ErrBadRequest = errors.New("bridge: bad request")
+	// ErrClosed reports a call on a Process or saver that was closed.
+	ErrClosed = errors.New("bridge: closed")
+)
+
+// Error codes of the protocol (PROTOCOL.md, "Error codes").
+const (
+	codeNotFound         = "not_found"
+	codeInvalidConfig    = "invalid_config"
+	codeInvalidArgument  = "invalid_argument"
+	codeUnsupportedValue = "unsupported_value"
+	codeCanceled         = "canceled"
+	codeDeadlineExceeded = "deadline_exceeded"
+	codeUnsupported      = "unsupported"
+	codeBadRequest       = "bad_request"
+	codeInternal         = "internal"
+)
+
+// codeSentinels maps every code but internal to the error it stands for.
+var codeSentinels = map[string]error{
+	codeNotFound:         spec.ErrNotFound,
+	codeInvalidConfig:    spec.ErrInvalidConfig,
+	codeInvalidArgument:  spec.ErrInvalidArgument,
+	codeUnsupportedValue: spec.ErrUnsupportedValue,
+	codeCanceled:         context.Canceled,
+	codeDeadlineExceeded: context.DeadlineExceeded,
+	codeUnsupported:      errors.ErrUnsupported,
+	codeBadRequest:       ErrBadRequest,
+}
+
+// codeOf returns the protocol code of err: context errors first, then the
+// spec sentinels, errors.ErrUnsupported and ErrBadRequest; internal for
+// anything else.
+func codeOf(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return codeDeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codeCanceled
+	case errors.Is(err, spec.ErrNotFound):
+		return codeNotFound
+	case errors.Is(err, spec.ErrInvalidConfig):
+		return codeInvalidConfig
+	case errors.Is(err, spec.ErrInvalidArgument):
+		return codeInvalidArgument
+	case errors.Is(err, spec.ErrUnsupportedValue):
+		return codeUnsupportedValue
+	case errors.Is(err, ErrBadRequest):
+		return codeBadRequest
+	case errors.Is(err, errors.ErrUnsupported):
+		return codeUnsupported
+	}
+	return codeInternal
+}
+
+// Error is an error the server reported for a request. It unwraps to the
+// sentinel of its code (spec.ErrNotFound for not_found, context.Canceled
+// for canceled, errors.ErrUnsupported for unsupported, ErrBadRequest for
+// bad_request, ...), so callers test it with errors.Is; internal errors
+// unwrap to nothing.
+type Error struct {
+	// Code is the protocol's error code, such as "not_found".
+	Code string
+	// Message is the server's description, naming the operation and thread.
+	Message string
+}
+
+// Error returns the server's message, or the code when it sent none.
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "bridge: " + e.Code
+	}
+	return e.Message
+}
+
+// Unwrap returns the sentinel error of the code, or nil for internal and
+// unknown codes.
+func (e *Error) Unwrap() error { return codeSentinels[e.Code] }
+
+// ExitError reports that the server's process ended, or its connection
+// broke, while the client still needed it. Every call pending at that
+// moment, and every later one, fails with it.
+type ExitError struct {
+	// Command is the server's command line ("" for an attached server).
+	Command string
+	// Err is why: the process's exit status (*exec.ExitError), or the read
+	// error that ended the connection; nil when the process exited with
+	// status 0.
+	Err error
+	// Stderr is the last few kilobytes the server wrote to standard error.
+	Stderr string
+}
+
+// Error names the server and quotes the tail of its standard error.
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	if e.Command != "" {
+		fmt.Fprintf(&b, "bridge: server process %q ended", e.Command)
+	} else {
+		b.WriteString("bridge: server connection ended")
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	} else {
+		b.WriteString(" (exit status 0)")
+	}
+	if tail := strings.TrimRight(e.Stderr, "\n"); tail != "" {
+		b.WriteString("; its stderr ends with:\n")
+		b.WriteString(tail)
+	} else if e.Command != "" {
+		b.WriteString("; it wrote nothing to stderr")
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -1,0 +1,5 @@
+//go:build race
+
+package bridgetest
+
+const raceEnabled = true

@@ -1,0 +1,53 @@
+// Package conftest runs the conformance suite over the saver bridge; its
+// subpackages run it against cmd/checkpointkit-saver serving each adapter.
+package conftest
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/bridge/internal/bridgetest"
+	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// Run runs the whole conformance suite over the bridge against a
+// server started with args, one fresh saver (open) per spec, and requires
+// level FULL with no failing rule when the run is complete (no label
+// filter or focus).
+func Run(t *testing.T, name string, args ...string) {
+	p := bridgetest.Start(t, args...)
+	harness := "bridge/" + name
+	start := time.Now()
+	conformance.Run(t, conformance.Harness{
+		Name: harness,
+		New: func(ctx context.Context) (spec.Saver, func(), error) {
+			s, err := p.Open(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, func() {
+				if err := s.(io.Closer).Close(); err != nil {
+					t.Errorf("closing a saver of %s: %v", harness, err)
+				}
+			}, nil
+		},
+	})
+	t.Logf("conformance over the bridge (%s): %v", p.Name(), time.Since(start).Round(time.Millisecond))
+	rep, ok := conformance.LastReport()
+	if !ok {
+		t.Fatal("no conformance report")
+	}
+	h := rep.Harness(harness)
+	if h == nil {
+		t.Fatalf("no report for %s", harness)
+	}
+	if len(h.FailedRules) > 0 {
+		t.Errorf("%s breaks rules %v", harness, h.FailedRules)
+	}
+	if h.Complete() && h.Level != conformance.LevelFull {
+		t.Errorf("%s: conformance level %s, want %s", harness, h.Level, conformance.LevelFull)
+	}
+}

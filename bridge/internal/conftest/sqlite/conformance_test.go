@@ -1,0 +1,17 @@
+package sqlite_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/bridge/internal/bridgetest"
+	"github.com/checkpointkit/checkpointkit/bridge/internal/conftest"
+)
+
+func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
+
+// TestConformance runs the whole suite through a real child process; it
+// must reach level FULL.
+func TestConformance(t *testing.T) {
+	conftest.Run(t, "sqlite", "-adapter", "sqlite")
+}

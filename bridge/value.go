@@ -1,0 +1,364 @@
+package bridge
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// This file is the typed value encoding of PROTOCOL.md ("Values"): plain
+// JSON for nil, booleans, strings, lists and maps, bare numbers for
+// integers within ±(2^53−1) and for floats with a fractional part, and
+// single-key tag objects ($int, $float, $bytes, $map) for everything JSON
+// would lose.
+
+// maxSafeInt is the largest integer every JSON reader holds exactly
+// (2^53−1, JavaScript's Number.MAX_SAFE_INTEGER).
+const maxSafeInt = 1<<53 - 1
+
+// Value tags.
+const (
+	tagInt   = "$int"
+	tagFloat = "$float"
+	tagBytes = "$bytes"
+	tagMap   = "$map"
+)
+
+// appendValue appends the typed encoding of v. Values outside the
+// plain-value model are normalised with spec.Normalize first; what it
+// rejects, and strings that are not valid UTF-8 (JSON cannot carry them),
+// give an error wrapping spec.ErrUnsupportedValue.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int64:
+		return appendInt(b, x), nil
+	case int:
+		return appendInt(b, int64(x)), nil
+	case float64:
+		return appendFloat(b, x), nil
+	case string:
+		if !utf8.ValidString(x) {
+			return b, fmt.Errorf("bridge: string %q is not valid UTF-8, which JSON cannot carry: %w", x, spec.ErrUnsupportedValue)
+		}
+		return appendString(b, x), nil
+	case []byte:
+		b = append(b, `{"`+tagBytes+`":"`...)
+		b = base64.StdEncoding.AppendEncode(b, x)
+		return append(b, `"}`...), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		return appendMap(b, x)
+	case spec.Metadata:
+		return appendMap(b, x)
+	}
+	n, err := spec.Normalize(v)
+	if err != nil {
+		return b, err
+	}
+	return appendValue(b, n)
+}
+
+func appendInt(b []byte, x int64) []byte {
+	if x >= -maxSafeInt && x <= maxSafeInt {
+		return strconv.AppendInt(b, x, 10)
+	}
+	b = append(b, `{"`+tagInt+`":"`...)
+	b = strconv.AppendInt(b, x, 10)
+	return append(b, `"}`...)
+}
+
+func appendFloat(b []byte, x float64) []byte {
+	var s string
+	switch {
+	case math.IsNaN(x):
+		s = "NaN"
+	case math.IsInf(x, 1):
+		s = "Infinity"
+	case math.IsInf(x, -1):
+		s = "-Infinity"
+	case x == math.Trunc(x): // integral, -0 included
+		if math.Abs(x) < 1e21 {
+			s = strconv.FormatFloat(x, 'f', -1, 64) // "2", "-0", as JavaScript writes them
+		} else {
+			s = strconv.FormatFloat(x, 'g', -1, 64) // "1e+300"
+		}
+	default:
+		// A fractional value always prints with a '.' or an exponent, so
+		// that it reads back as a float.
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	b = append(b, `{"`+tagFloat+`":"`...)
+	b = append(b, s...)
+	return append(b, `"}`...)
+}
+
+// appendMap appends a map of values, wrapped in $map when its only key
+// starts with '$' so that it does not read as a tag.
+func appendMap(b []byte, m map[string]any) ([]byte, error) {
+	wrap := false
+	if len(m) == 1 {
+		for k := range m {
+			wrap = strings.HasPrefix(k, "$")
+		}
+	}
+	if wrap {
+		b = append(b, `{"`+tagMap+`":`...)
+	}
+	b, err := appendObject(b, m)
+	if err != nil {
+		return b, err
+	}
+	if wrap {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+// appendObject appends m as a JSON object whose values are typed values.
+// The object itself is never wrapped: it is a shape (channel values,
+// metadata, a filter) or the inside of $map.
+func appendObject(b []byte, m map[string]any) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	for k, v := range m {
+		if !utf8.ValidString(k) {
+			return b, fmt.Errorf("bridge: key %q is not valid UTF-8, which JSON cannot carry: %w", k, spec.ErrUnsupportedValue)
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, v); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 is replaced by
+// U+FFFD; callers that must not lose bytes check utf8.ValidString first.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' { // valid JSON, but not in every line-oriented reader
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// errBadValue reports a value whose JSON is malformed for the typed
+// encoding: an unknown tag, or a tag with a payload of the wrong kind.
+func errBadValue(format string, a ...any) error {
+	return badRequest("bad value: %s", fmt.Sprintf(format, a...))
+}
+
+// decodeValue decodes one typed value.
+func decodeValue(data []byte) (any, error) {
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, errBadValue("%v", err)
+	}
+	return fromTree(v)
+}
+
+// fromTree converts a generic JSON tree (numbers as json.Number) into
+// plain values, in place.
+func fromTree(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return x, nil
+	case json.Number:
+		return decodeNumber(string(x))
+	case []any:
+		for i, e := range x {
+			d, err := fromTree(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = d
+		}
+		return x, nil
+	case map[string]any:
+		if len(x) == 1 {
+			for k, e := range x {
+				if strings.HasPrefix(k, "$") {
+					return fromTag(k, e)
+				}
+			}
+		}
+		return objectFromTree(x)
+	}
+	return nil, errBadValue("unexpected %T", v)
+}
+
+func objectFromTree(m map[string]any) (map[string]any, error) {
+	for k, e := range m {
+		d, err := fromTree(e)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = d
+	}
+	return m, nil
+}
+
+// decodeNumber reads a bare JSON number: with a fraction or an exponent it
+// is a float, without one an integer. An integer literal beyond int64 can
+// only have been meant as a number (JavaScript writes 2**64 that way), so
+// it reads as the nearest float.
+func decodeNumber(s string) (any, error) {
+	if !strings.ContainsAny(s, ".eE") {
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err == nil {
+			return i, nil
+		}
+		if !errors.Is(err, strconv.ErrRange) {
+			return nil, errBadValue("number %s: %v", s, err)
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // ±Inf on overflow is the value JSON meant
+		return nil, errBadValue("number %s: %v", s, err)
+	}
+	return f, nil
+}
+
+func fromTag(tag string, payload any) (any, error) {
+	if tag == tagMap {
+		m, ok := payload.(map[string]any)
+		if !ok {
+			return nil, errBadValue("%s wants an object, got %s", tag, kindOf(payload))
+		}
+		return objectFromTree(m)
+	}
+	s, ok := payload.(string)
+	if !ok {
+		if tag == tagInt || tag == tagFloat || tag == tagBytes {
+			return nil, errBadValue("%s wants a string, got %s", tag, kindOf(payload))
+		}
+		return nil, errBadValue("unknown tag %q (a map whose only key starts with '$' must be wrapped in $map)", tag)
+	}
+	switch tag {
+	case tagInt:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("bridge: integer %s is outside int64: %w", s, spec.ErrUnsupportedValue)
+		}
+		if err != nil {
+			return nil, errBadValue("%s %q is not a decimal integer", tag, s)
+		}
+		return i, nil
+	case tagFloat:
+		f, err := parseFloatTag(s)
+		if err != nil {
+			return nil, errBadValue("%s %q is not a number", tag, s)
+		}
+		return f, nil
+	case tagBytes:
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, errBadValue("%s is not padded standard base64: %v", tag, err)
+		}
+		return b, nil
+	}
+	return nil, errBadValue("unknown tag %q (a map whose only key starts with '$' must be wrapped in $map)", tag)
+}
+
+func parseFloatTag(s string) (float64, error) {
+	switch s {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "-Infinity":
+		return math.Inf(-1), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, err
+	}
+	return f, nil
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
