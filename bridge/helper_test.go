@@ -77,7 +77,7 @@ func runHelper(mode string) int {
 	case "stubborn": // serves, then neither exits nor dies of SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		serve(func(context.Context) (spec.Saver, error) { return memory.New(), nil })
-		select {}
+		hang()
 	case "garbage": // answers hello, then writes a line that is no message
 		in := bufio.NewScanner(os.Stdin)
 		for n := 0; in.Scan(); n++ {
@@ -95,10 +95,17 @@ func runHelper(mode string) int {
 			return 1
 		}
 		fmt.Println(p.Pid())
-		select {}
+		hang()
 	}
 	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
 	return 2
+}
+
+// hang blocks forever; the helper waits there to be killed.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // gate is a memory saver whose reads of threads named "verb:name" act out

@@ -148,7 +148,7 @@ func TestServerRejectsMalformed(t *testing.T) {
 		{`{"id":16,"saver":"s1","method":"put","params":{"config":{"thread_id":"t"}}}`, 16, "bad_request"},
 		{fmt.Sprintf(putS1, 17, "c1", `{"c":{"$foo":1}}`), 17, "bad_request"},
 		{fmt.Sprintf(putS1, 18, "c1", `{"c":{"$bytes":"not base64"}}`), 18, "bad_request"},
-		{fmt.Sprintf(putS1, 19, "c1", `{"c":{"$int":"99999999999999999999"}}`), 19, "unsupported_value"},
+		{fmt.Sprintf(putS1, 19, "c1", `{"c":{"$int":"99999999999999999999"}}`), 19, "bad_request"},
 		{`{"id":20,"saver":"s1","method":"put_writes","params":{"config":{"thread_id":"t","checkpoint_id":"c"},"writes":[["a"]],"task_id":"x"}}`, 20, "bad_request"},
 		{`{"id":21,"saver":"s1","method":"prune","params":{"thread_ids":["t"],"strategy":"keep_most"}}`, 21, "invalid_argument"},
 		{`{"id":22,"saver":"s1","method":"get_tuple","params":{"config":{"thread_id":""}}}`, 22, "invalid_config"},
@@ -207,6 +207,27 @@ func TestServerWire(t *testing.T) {
 	}
 	if _, line := r.next(); line != `{"id":6,"result":null}` {
 		t.Fatalf("end of the list: %s", line)
+	}
+
+	// Credit 0 waits for the first credit; no credit member means no limit.
+	r.send(`{"id":8,"saver":"s1","method":"list","params":{"thread_id":"t","credit":0}}`)
+	r.send(`{"id":9,"method":"hello","params":{"version":1}}`)
+	if m, line := r.next(); m["id"].(json.Number).String() != "9" {
+		t.Fatalf("got %s with credit 0, want the answer to request 9", line)
+	}
+	r.send(`{"id":8,"credit":1}`)
+	if _, line := r.next(); !strings.Contains(line, `"checkpoint_id":"c"`) {
+		t.Fatalf("after the first credit got %s, want item c", line)
+	}
+	r.send(`{"id":8,"cancel":true}`)
+	if code := errorCode(r.answer(8)); code != "canceled" {
+		t.Fatalf("cancelled list: code %q", code)
+	}
+	r.send(`{"id":10,"saver":"s1","method":"list","params":{"thread_id":"t"}}`)
+	for _, want := range []string{`"checkpoint_id":"c"`, `"checkpoint_id":"b"`, `"checkpoint_id":"a"`, `"result":null`} {
+		if _, line := r.next(); !strings.Contains(line, want) {
+			t.Fatalf("list without credit: got %s, want %s", line, want)
+		}
 	}
 }
 

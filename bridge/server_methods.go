@@ -62,7 +62,10 @@ func (s *server) handle(req *request, m *message) ([]byte, error) {
 			AllNamespaces: p.bool("all_namespaces"), CheckpointID: p.string("checkpoint_id", false),
 			Filter: p.values("filter"), Before: p.string("before", false), Limit: int(p.int("limit")),
 		}
-		credit := p.int("credit")
+		credit := int64(-1) // absent: no flow control
+		if p.m["credit"] != nil {
+			credit = p.int("credit")
+		}
 		if p.err != nil {
 			return nil, p.err
 		}
@@ -339,11 +342,12 @@ func (s *server) closeSaver(id string) error {
 }
 
 // list streams the tuples of a list request as items, each after the
-// client has given credit for it (no credit in the request: no limit).
+// client has given credit for it; a negative credit (none in the request)
+// is no limit.
 func (s *server) list(req *request, sv spec.Saver, opts spec.ListOptions, credit int64) error {
 	ctx := req.ctx
-	unlimited := credit <= 0
-	req.credit.Store(credit)
+	unlimited := credit < 0
+	req.credit.Store(max(credit, 0))
 	for t, err := range sv.List(ctx, opts) {
 		if err != nil {
 			return err

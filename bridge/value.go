@@ -306,8 +306,8 @@ func fromTag(tag string, payload any) (any, error) {
 	switch tag {
 	case tagInt:
 		i, err := strconv.ParseInt(s, 10, 64)
-		if errors.Is(err, strconv.ErrRange) {
-			return nil, fmt.Errorf("bridge: integer %s is outside int64: %w", s, spec.ErrUnsupportedValue)
+		if errors.Is(err, strconv.ErrRange) { // no encoder writes one: the model's integers are int64
+			return nil, errBadValue("%s %s is outside int64", tag, s)
 		}
 		if err != nil {
 			return nil, errBadValue("%s %q is not a decimal integer", tag, s)

@@ -193,7 +193,7 @@ func TestDecodeValue(t *testing.T) {
 
 func TestDecodeValueRejects(t *testing.T) {
 	for in, want := range map[string]error{
-		`{"$int":"9223372036854775808"}`: spec.ErrUnsupportedValue,
+		`{"$int":"9223372036854775808"}`: ErrBadRequest,
 		`{"$int":"1.5"}`:                 ErrBadRequest,
 		`{"$int":5}`:                     ErrBadRequest,
 		`{"$float":"two"}`:               ErrBadRequest,
