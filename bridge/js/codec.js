@@ -82,7 +82,9 @@ export function encodeValue(v, path = "$") {
     case "undefined":
       return null;
     case "boolean":
+      return v;
     case "string":
+      if (!v.isWellFormed()) throw unsupported(path, "string holds a lone surrogate (not valid UTF-8)");
       return v;
     case "number":
       return encodeNumber(v);
@@ -108,6 +110,7 @@ export function encodeValue(v, path = "$") {
   const out = {};
   for (const k of Object.keys(v)) {
     if (v[k] === undefined) continue;
+    if (!k.isWellFormed()) throw unsupported(path, `key ${JSON.stringify(k)} holds a lone surrogate (not valid UTF-8)`);
     setKey(out, k, encodeValue(v[k], `${path}[${JSON.stringify(k)}]`));
   }
   const keys = Object.keys(out);
@@ -184,6 +187,7 @@ export function encodeMap(m, path = "$") {
   const out = {};
   for (const k of Object.keys(m)) {
     if (m[k] === undefined) continue;
+    if (!k.isWellFormed()) throw unsupported(path, `key ${JSON.stringify(k)} holds a lone surrogate (not valid UTF-8)`);
     setKey(out, k, encodeValue(m[k], `${path}[${JSON.stringify(k)}]`));
   }
   return out;
@@ -246,9 +250,15 @@ function stringField(w, name, where) {
   return v;
 }
 
-function idToWire(v) {
+// idToWire gives an identifier's wire form: missing is "", a number its
+// decimal form; a string that is not valid UTF-8 is refused.
+export function idToWire(v, what = "identifier") {
   if (v === undefined || v === null) return "";
-  return typeof v === "number" ? String(v) : v;
+  if (typeof v === "number") return String(v);
+  if (typeof v === "string" && !v.isWellFormed()) {
+    throw new BridgeError(Codes.INVALID_CONFIG, `${what} ${JSON.stringify(v)} holds a lone surrogate (not valid UTF-8)`);
+  }
+  return v;
 }
 
 /**
@@ -258,9 +268,9 @@ function idToWire(v) {
 export function configToWire(config) {
   const c = config?.configurable ?? {};
   return {
-    thread_id: idToWire(c.thread_id),
-    checkpoint_ns: idToWire(c.checkpoint_ns),
-    checkpoint_id: idToWire(c.checkpoint_id ?? c.thread_ts),
+    thread_id: idToWire(c.thread_id, "thread_id"),
+    checkpoint_ns: idToWire(c.checkpoint_ns, "checkpoint_ns"),
+    checkpoint_id: idToWire(c.checkpoint_id ?? c.thread_ts, "checkpoint_id"),
   };
 }
 
@@ -358,7 +368,7 @@ export function tupleFromWire(w) {
 
 /** encodeWrites encodes LangGraph.js writes ([channel, value] pairs). */
 export function encodeWrites(writes) {
-  return (writes ?? []).map(([channel, value], i) => [channel, encodeValue(value, `writes[${i}]`)]);
+  return (writes ?? []).map(([channel, value], i) => [idToWire(channel, `writes[${i}] channel`), encodeValue(value, `writes[${i}]`)]);
 }
 
 /** decodeWrites decodes wire writes into [channel, value] pairs. */

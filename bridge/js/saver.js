@@ -24,6 +24,7 @@ import {
   configToWire,
   encodeMap,
   encodeWrites,
+  idToWire,
   tupleFromWire,
   versionsToWire,
 } from "./codec.js";
@@ -137,12 +138,17 @@ export class BridgeSaver extends BaseCheckpointSaver {
    * runtime passes a task path as a fourth argument; it is forwarded.
    */
   async putWrites(config, writes, taskId, taskPath = "") {
-    const params = { config: configToWire(config), writes: encodeWrites(writes), task_id: taskId ?? "", task_path: taskPath ?? "" };
+    const params = {
+      config: configToWire(config),
+      writes: encodeWrites(writes),
+      task_id: idToWire(taskId, "task_id"),
+      task_path: idToWire(taskPath, "task_path"),
+    };
     await this.call("put_writes", params, config);
   }
 
   async deleteThread(threadId) {
-    await this.call("delete_thread", { thread_id: threadId === undefined || threadId === null ? "" : String(threadId) });
+    await this.call("delete_thread", { thread_id: idToWire(threadId, "thread_id") });
   }
 
   /** close releases the saver's storage on the server (and the server, when this saver started it). */

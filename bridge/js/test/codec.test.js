@@ -115,6 +115,15 @@ test("decoding tagged values", () => {
   assert.ok(!Buffer.isBuffer(decodeValue({ $bytes: "AA==" })), "a plain Uint8Array, not a Buffer");
 });
 
+test("strings that are not valid UTF-8 are refused, not mangled", () => {
+  const lone = "a\ud800b";
+  assert.throws(() => encodeValue({ s: lone }), (e) => e.code === Codes.UNSUPPORTED_VALUE && e.message.includes('$["s"]'));
+  assert.throws(() => encodeValue({ [lone]: 1 }), (e) => e.code === Codes.UNSUPPORTED_VALUE);
+  assert.throws(() => encodeMap({ [lone]: 1 }), (e) => e.code === Codes.UNSUPPORTED_VALUE);
+  assert.throws(() => configToWire({ configurable: { thread_id: lone } }), (e) => e.code === Codes.INVALID_CONFIG);
+  assert.equal(wire("ok \ud83d\ude00"), JSON.stringify("ok \ud83d\ude00"), "a surrogate pair is fine");
+});
+
 test("malformed tags are bad requests", () => {
   const bad = [
     { $nope: 1 },
