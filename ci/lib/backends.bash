@@ -222,6 +222,30 @@ ck_apt_install() {
   fi
 }
 
+# ck_install_lgjs installs bridge/js's npm packages (LangGraph.js, its
+# savers and its validation suite) with `npm ci` from the committed
+# package-lock.json, unless node_modules already matches that lockfile.
+# better-sqlite3's install script builds it from source when its prebuilt
+# binary cannot be downloaded; it is rebuilt only if it still fails to load.
+ck_install_lgjs() {
+  local dir="$CK_ROOT/bridge/js" t0 want stamp
+  stamp="$dir/node_modules/.checkpointkit-lock"
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  command -v npm >/dev/null || ck_die "npm not found: install Node.js 20 or newer"
+  t0=$(ck_now)
+  ck_log "bridge/js: npm ci"
+  (cd "$dir" && npm ci --no-audit --no-fund) >&2 || return 1
+  if ! (cd "$dir" && node -e "new (require('better-sqlite3'))(':memory:').close()") 2>/dev/null; then
+    ck_log "bridge/js: npm rebuild better-sqlite3"
+    (cd "$dir" && npm rebuild better-sqlite3) >&2 || return 1
+  fi
+  echo "$want" >"$stamp"
+  ck_log "bridge/js: installed in $(ck_since "$t0")"
+}
+
 # ck_find_pgbouncer prints the pgbouncer binary, installing the Debian
 # package first when it is missing and we are root; or fails.
 ck_find_pgbouncer() {
