@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
@@ -40,16 +41,12 @@ func newMongo(ctx context.Context, uri string) (*backend, error) {
 			}
 			return nil
 		}
-		s, err := mongo.Open(ctx, uri, mongo.WithDatabase(db))
+		s, err := mongo.Open(ctx, uri, mongo.WithDatabase(db)) // creates the collections and indexes
 		if err != nil {
-			return nil, err
-		}
-		if err := s.Setup(ctx); err != nil {
-			_ = closeAdapter(ctx, s)
-			return nil, errorsJoin(err, drop(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, drop(context.WithoutCancel(ctx)))
 		}
 		live.add(db, func(ctx context.Context) error {
-			return errorsJoin(closeAdapter(ctx, s), drop(ctx))
+			return errors.Join(s.Close(), drop(ctx))
 		})
 		return &mongoSaver{Saver: s, release: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
@@ -61,7 +58,7 @@ func newMongo(ctx context.Context, uri string) (*backend, error) {
 		open: open,
 		close: func(ctx context.Context) error {
 			err := live.releaseAll(ctx)
-			return errorsJoin(err, admin.Disconnect(ctx))
+			return errors.Join(err, admin.Disconnect(ctx))
 		},
 	}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,16 +46,12 @@ func newPostgres(ctx context.Context, dsn string) (*backend, error) {
 			}
 			return nil
 		}
-		s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
+		s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema)) // creates and migrates the schema
 		if err != nil {
-			return nil, err
-		}
-		if err := s.Setup(ctx); err != nil {
-			_ = closeAdapter(ctx, s)
-			return nil, errorsJoin(err, drop(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, drop(context.WithoutCancel(ctx)))
 		}
 		live.add(schema, func(ctx context.Context) error {
-			return errorsJoin(closeAdapter(ctx, s), drop(ctx))
+			return errors.Join(s.Close(), drop(ctx))
 		})
 		return &postgresSaver{Saver: s, release: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
