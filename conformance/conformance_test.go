@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -42,7 +43,7 @@ func TestSuite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.json")
 	t.Setenv("CHECKPOINTKIT_REPORT_JSON", path)
 	Describe(Harness{Name: "memory-skips", New: newMemory, Skip: map[string]string{"prune": "no pruning here", "LIST-FILTER-3": "numbers differ"}})
-	Describe(Harness{Name: "memory-minimal", New: func(ctx context.Context) (spec.Saver, func(), error) {
+	Describe(Harness{Name: "memory-minimal", NotSupported: []string{"list_threads"}, New: func(ctx context.Context) (spec.Saver, func(), error) {
 		return minimal{memory.New()}, nil, nil
 	}})
 	Run(t, Harness{Name: "memory-run", New: newMemory})
@@ -51,7 +52,7 @@ func TestSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -60,52 +61,56 @@ func TestSuite(t *testing.T) {
 	}
 	for _, name := range []string{"memory-run"} {
 		h := rep.Harness(name)
-		if h.Level != LevelFull || len(h.FailedRules) != 0 || len(h.UncitedRules)+len(h.UnknownRules) != 0 {
-			t.Errorf("%s: level %s, failed %v, uncited %v, unknown %v", name, h.Level, h.FailedRules, h.UncitedRules, h.UnknownRules)
+		if h.Level != LevelFull || h.CoreLevel != LevelFull || h.StrictLevel != LevelFull || len(h.FailedRules)+len(h.PrimaryFailedRules) != 0 || len(h.UncitedRules)+len(h.UnknownRules) != 0 {
+			t.Errorf("%s: levels %s/%s/%s, failed %v, primary %v, uncited %v, unknown %v", name, h.Level, h.CoreLevel, h.StrictLevel, h.FailedRules, h.PrimaryFailedRules, h.UncitedRules, h.UnknownRules)
 		}
 		if len(h.Rules) != len(Rules()) || len(h.Specs) < 150 {
 			t.Errorf("%s: %d rules, %d specs", name, len(h.Rules), len(h.Specs))
 		}
 		for _, r := range h.Rules {
-			if r.Status != StatusPassed {
+			if r.Status != report.StatusPassed {
 				t.Errorf("%s: rule %s is %s", name, r.ID, r.Status)
 			}
 		}
 	}
 
 	sk := rep.Harness("memory-skips")
-	if sk.Level != LevelPartial { // LIST-FILTER-3 is in the base capability list
-		t.Errorf("memory-skips: level %s, want PARTIAL", sk.Level)
+	// LIST-FILTER-3 is a core rule of the base capability list, prune is
+	// optional and strict.
+	if sk.CoreLevel != LevelPartial || sk.StrictLevel != LevelBase || sk.Level != LevelPartial {
+		t.Errorf("memory-skips: levels core %s, strict %s, overall %s, want PARTIAL, BASE, PARTIAL", sk.CoreLevel, sk.StrictLevel, sk.Level)
 	}
 	for _, c := range sk.Capabilities {
 		switch c.Name {
 		case "prune":
-			if c.Status != StatusSkipped || c.Passed != 0 || !slices.ContainsFunc(c.SkipReasons, func(r string) bool { return strings.Contains(r, "no pruning here") }) {
+			if c.Status != report.StatusSkipped || c.Passed != 0 || !slices.ContainsFunc(c.SkipReasons, func(r string) bool { return strings.Contains(r, "no pruning here") }) {
 				t.Errorf("memory-skips: prune row %+v", c)
 			}
 		case "list":
-			if c.Status != StatusSkipped || c.Skipped != 1 {
+			if c.Status != report.StatusSkipped || c.Skipped != 1 {
 				t.Errorf("memory-skips: list row %+v", c)
 			}
 		case "model":
-			if c.Status != StatusSkipped || c.Skipped != 1 {
+			if c.Status != report.StatusSkipped || c.Skipped != 1 {
 				t.Errorf("memory-skips: model row %+v", c)
 			}
 		}
 	}
 	for _, r := range sk.Rules {
 		// The hand-written spec and the base random spec cite LIST-FILTER-3.
-		if r.ID == "LIST-FILTER-3" && (r.Status != StatusSkipped || r.Skipped != 2) {
+		if r.ID == "LIST-FILTER-3" && (r.Status != report.StatusSkipped || r.Skipped != 2) {
 			t.Errorf("memory-skips: rule %+v", r)
 		}
 	}
 
 	mn := rep.Harness("memory-minimal")
-	if mn.Level != LevelBase {
-		t.Errorf("memory-minimal: level %s, want BASE", mn.Level)
+	// Without its optional interfaces (versions is core) and with List
+	// across threads declared unsupported.
+	if mn.CoreLevel != LevelBase || mn.StrictLevel != LevelBase {
+		t.Errorf("memory-minimal: levels core %s, strict %s, want BASE, BASE", mn.CoreLevel, mn.StrictLevel)
 	}
 	for _, c := range mn.Capabilities {
-		if c.Optional != (c.Status == StatusNotSupported) {
+		if c.Optional != (c.Status == report.StatusNotSupported) {
 			t.Errorf("memory-minimal: capability %+v", c)
 		}
 	}
@@ -125,10 +130,16 @@ func TestRulesParse(t *testing.T) {
 		if len(r.Text) < 20 {
 			t.Errorf("rule %s has a short text %q", r.ID, r.Text)
 		}
+		if r.Tier != report.TierCore && r.Tier != report.TierStrict {
+			t.Errorf("rule %s has no tier: write it as \"- **%s** (core) ...\" or (strict)", r.ID, r.ID)
+		}
+		if r.Section == "" {
+			t.Errorf("rule %s is in no section with a capability label", r.ID)
+		}
 	}
 	// Continuation lines belong to their rule; the next rule starts anew.
-	got := parseRules("intro\n- **A-1** first line\n  second line\n- **A-2** other\n\n- not a rule\n## H\n- **B-10** x `y`\n")
-	want := []Rule{{"A-1", "first line second line"}, {"A-2", "other"}, {"B-10", "x `y`"}}
+	got := parseRules("## A — label `a`\n- **A-1** (core) first line\n  second line\n- **A-2** (strict) other\n\n- not a rule\n## H\n- **B-10** x `y`\n")
+	want := []Rule{{"A-1", report.TierCore, "first line second line", "a"}, {"A-2", report.TierStrict, "other", "a"}, {"B-10", "", "x `y`", "a"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("parseRules: got %q, want %q", got, want)
 	}
@@ -162,7 +173,7 @@ func TestModelAgreesWithMemory(t *testing.T) {
 		n = 20
 	}
 	for sd := range n {
-		ops := genSequence(sd, 60, caps{copy: true, runs: true, prune: true})
+		ops := genSequence(sd, 60, caps{copy: true, runs: true, prune: true, listThreads: true})
 		if !validSequence(ops) {
 			t.Fatalf("seed %d: generated an invalid sequence", sd)
 		}

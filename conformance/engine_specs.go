@@ -28,7 +28,8 @@ func init() { extraGroups = append(extraGroups, engineSpecs) }
 func engineSpecs(e *env) {
 	g.Describe("driven by the reference engine", lEngine, func() {
 		for _, sc := range enginetest.All() {
-			check(fmt.Sprintf("[%s] %s", sc.Rule, sc.Doc), lEngine, func(ctx context.Context) {
+			text := fmt.Sprintf("[%s] %s", sc.Rule, sc.Doc)
+			checkBroad(text, "engine scenario "+sc.Name, lEngine, []string{sc.Rule}, func(ctx g.SpecContext) {
 				env := &enginetest.Env{Saver: e.s}
 				err := sc.Run(ctx, env)
 				if err != nil {
@@ -44,7 +45,8 @@ func engineSpecs(e *env) {
 			})
 		}
 		for _, tr := range traces {
-			check(fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name), lEngine, func(ctx context.Context) {
+			text := fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name)
+			checkBroad(text, "engine trace "+tr.Name, lEngine, []string{"ENGINE-TRACE-1"}, func(ctx g.SpecContext) {
 				Expect(trace.Replay(ctx, e.s, tr.Calls)).To(Succeed())
 			})
 		}

@@ -18,14 +18,14 @@ func errorSpecs(e *env) {
 	g.Describe("Errors", func() {
 		check("[ERR-1] rejects Put with an empty thread ID or checkpoint ID and stores nothing", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			_, err := e.s.Put(ctx, spec.Config{Namespace: "", CheckpointID: "1"}, cpOf("9", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
 			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty thread ID")
 			_, err = e.s.Put(ctx, spec.Config{ThreadID: "t"}, cpOf("", map[string]any{"c": 1}, spec.Versions{"c": "9"}), nil, spec.Versions{"c": "9"})
 			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty checkpoint ID")
 			_, err = e.s.Put(ctx, spec.Config{ThreadID: "t", CheckpointID: "3"}, cpOf("", nil, nil), nil, nil)
 			Expect(err).To(MatchError(spec.ErrInvalidConfig), "empty checkpoint ID with a parent")
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 			// The rejected value c@9 must not have been stored either.
 			e.putCP(ctx, spec.Config{ThreadID: "t"}, cpOf("9", nil, spec.Versions{"c": "9"}), nil, nil)
 			expectSame(e.get(ctx, "t", "", "9").Checkpoint.ChannelValues, map[string]any{}, "values of a rejected Put")
@@ -41,35 +41,35 @@ func errorSpecs(e *env) {
 
 		check("[ERR-3] rejects GetTuple and DeleteThread with an empty thread ID", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			for _, id := range []string{"", "1"} {
 				t, err := e.s.GetTuple(ctx, spec.Config{CheckpointID: id})
 				Expect(err).To(MatchError(spec.ErrInvalidConfig))
 				Expect(t).To(BeNil())
 			}
 			Expect(e.s.DeleteThread(ctx, "")).To(MatchError(spec.ErrInvalidConfig))
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 
 		check("[ERR-4] rejects a negative limit with ErrInvalidArgument and an unsupported filter value with ErrUnsupportedValue", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			Expect(listErr(ctx, e.s, spec.ListOptions{Limit: -1})).To(MatchError(spec.ErrInvalidArgument))
-			Expect(listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Limit: -5})).To(MatchError(spec.ErrInvalidArgument))
+			Expect(listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Limit: -1})).To(MatchError(spec.ErrInvalidArgument))
+			Expect(listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", AllNamespaces: true, Limit: -5})).To(MatchError(spec.ErrInvalidArgument))
 			for _, f := range []spec.Metadata{{"b": []byte("x")}, {"f": math.NaN()}, {"s": struct{}{}}, {"m": map[string]any{"c": make(chan int)}}} {
-				Expect(listErr(ctx, e.s, spec.ListOptions{Filter: f})).To(MatchError(spec.ErrUnsupportedValue), "filter %v", f)
+				Expect(listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Filter: f})).To(MatchError(spec.ErrUnsupportedValue), "filter %v", f)
 			}
 		})
 
 		check("[ERR-5] reports a List error as one nil tuple with the error, then stops", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
 			calls := 0
-			for t, err := range e.s.List(ctx, spec.ListOptions{Limit: -1}) {
+			for t, err := range e.s.List(ctx, spec.ListOptions{ThreadID: "t", Limit: -1}) {
 				calls++
 				Expect(t).To(BeNil())
 				Expect(err).To(HaveOccurred())
 			}
 			Expect(calls).To(Equal(1))
-			for t, err := range e.s.List(ctx, spec.ListOptions{AllNamespaces: true}) {
+			for t, err := range e.s.List(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true}) {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(t).NotTo(BeNil())
 			}
@@ -78,26 +78,26 @@ func errorSpecs(e *env) {
 		check("[ERR-6] rejects CopyThread with an empty source or destination and copies nothing", lCopy, func(ctx context.Context) {
 			c := e.copier()
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			Expect(c.CopyThread(ctx, "", "dst")).To(MatchError(spec.ErrInvalidConfig))
 			Expect(c.CopyThread(ctx, "t", "")).To(MatchError(spec.ErrInvalidConfig))
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 
 		check("[ERR-7] rejects Prune with an empty thread ID or an unknown strategy and removes nothing", lPrune, func(ctx context.Context) {
 			p := e.pruner()
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			Expect(p.Prune(ctx, []string{"t", ""}, spec.DeleteAll)).To(MatchError(spec.ErrInvalidConfig))
 			Expect(p.Prune(ctx, []string{"", "t"}, spec.KeepLatest)).To(MatchError(spec.ErrInvalidConfig))
 			Expect(p.Prune(ctx, []string{"t"}, spec.PruneStrategy(7))).To(MatchError(spec.ErrInvalidArgument))
 			Expect(p.Prune(ctx, []string{"t"}, spec.PruneStrategy(-1))).To(MatchError(spec.ErrInvalidArgument))
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 
 		check("[ERR-8] rejects identifiers holding a NUL byte or invalid UTF-8 with ErrInvalidConfig and stores nothing", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			w := []spec.Write{{Channel: "a", Value: 1}}
 			for _, bad := range []string{"a\x00b", "\xff\xfe"} {
 				calls := map[string]func() error{
@@ -127,15 +127,15 @@ func errorSpecs(e *env) {
 					"get checkpoint": func() error { _, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: bad}); return err },
 					"list thread":    func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: bad}) },
 					"list namespace": func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Namespace: bad}) },
-					"list id":        func() error { return listErr(ctx, e.s, spec.ListOptions{CheckpointID: bad}) },
-					"list before":    func() error { return listErr(ctx, e.s, spec.ListOptions{Before: bad}) },
+					"list id":        func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", CheckpointID: bad}) },
+					"list before":    func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Before: bad}) },
 					"delete thread":  func() error { return e.s.DeleteThread(ctx, bad) },
 				}
 				for what, call := range calls {
 					Expect(call()).To(MatchError(spec.ErrInvalidConfig), "%s %q", what, bad)
 				}
 			}
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 	})
 }
@@ -148,7 +148,7 @@ func callEvery(ctx context.Context, s spec.Saver) map[string]error {
 	errs["PutWrites"] = s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "3"}, []spec.Write{{Channel: "new", Value: 1}, {Channel: spec.ErrorChannel, Value: "new"}}, "task", "")
 	_, errs["GetTuple"] = s.GetTuple(ctx, spec.Config{ThreadID: "t"})
 	_, errs["GetTuple(id)"] = s.GetTuple(ctx, spec.Config{ThreadID: "t", CheckpointID: "1"})
-	errs["List"] = listErr(ctx, s, spec.ListOptions{AllNamespaces: true})
+	errs["List"] = listErr(ctx, s, spec.ListOptions{ThreadID: "t", AllNamespaces: true})
 	errs["DeleteThread"] = s.DeleteThread(ctx, "t")
 	if c, ok := s.(spec.ThreadCopier); ok {
 		errs["CopyThread"] = c.CopyThread(ctx, "t", "copy")
@@ -168,24 +168,24 @@ func ctxSpecs(e *env) {
 	g.Describe("Contexts", func() {
 		check("[CTX-1][CTX-2] fails every method on a cancelled context with context.Canceled and changes nothing", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
 			for name, err := range callEvery(cctx, e.s) {
 				Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%s: got %v, want context.Canceled", name, err)
 			}
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 
 		check("[CTX-3][CTX-2] fails every method on an expired deadline with context.DeadlineExceeded and changes nothing", lErrors, func(ctx context.Context) {
 			e.threadFixture(ctx, "t")
-			before := e.snapshot(ctx)
+			before := e.snapshot(ctx, "t")
 			dctx, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
 			defer cancel()
 			for name, err := range callEvery(dctx, e.s) {
 				Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "%s: got %v, want context.DeadlineExceeded", name, err)
 			}
-			e.expectSnapshot(ctx, before)
+			e.expectSnapshot(ctx, before, "t")
 		})
 
 		check("[CTX-4] releases resources when a List iteration stops early", lErrors, func(ctx context.Context) {
@@ -204,7 +204,7 @@ func ctxSpecs(e *env) {
 			var err error
 			Eventually(done).WithTimeout(10*time.Second).Should(Receive(&err), "the saver blocked after early breaks out of List")
 			Expect(err).NotTo(HaveOccurred())
-			Expect(e.list(ctx, spec.ListOptions{AllNamespaces: true})).To(BeEmpty())
+			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true})).To(BeEmpty())
 		})
 	})
 }
@@ -213,7 +213,7 @@ func ctxSpecs(e *env) {
 // then writes, reads and deletes on the same thread.
 func breakEarlyThenUse(ctx context.Context, s spec.Saver) error {
 	for i := range 200 {
-		opts := spec.ListOptions{AllNamespaces: true, ThreadID: []string{"", "t"}[i%2]}
+		opts := spec.ListOptions{ThreadID: "t", AllNamespaces: i%2 == 0}
 		for _, err := range s.List(ctx, opts) {
 			if err != nil {
 				return err

@@ -1,15 +1,19 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
 	g "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gtypes "github.com/onsi/gomega/types"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -37,15 +41,30 @@ var (
 	oddNS      = []string{"", "child:1", "parent:1f2a|child:9b|3", "n%_'\"\\ é"}
 )
 
-// fixtureTS is the timestamp of generated checkpoints.
-const fixtureTS = "2026-01-02T03:04:05.123456Z"
+// fixtureEpoch is the time of the smallest checkpoint ID.
+var fixtureEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// cpOf builds a checkpoint with the given ID, values and versions.
+// tsOf returns the timestamp of a fixture checkpoint: it grows with the ID
+// (byte-wise, by the first six bytes, one microsecond per step), so that a
+// saver that orders by timestamp sees the order the IDs give.
+func tsOf(id string) string {
+	var n int64
+	for i := range 6 {
+		n <<= 8
+		if i < len(id) {
+			n |= int64(id[i])
+		}
+	}
+	return fixtureEpoch.Add(time.Duration(n) * time.Microsecond).Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// cpOf builds a checkpoint with the given ID, values and versions, and a
+// timestamp consistent with its ID.
 func cpOf(id string, values map[string]any, versions spec.Versions) spec.Checkpoint {
 	if versions == nil {
 		versions = spec.Versions{}
 	}
-	return spec.Checkpoint{V: 4, ID: id, TS: fixtureTS, ChannelValues: values, ChannelVersions: versions, VersionsSeen: map[string]spec.Versions{}}
+	return spec.Checkpoint{V: 4, ID: id, TS: tsOf(id), ChannelValues: values, ChannelVersions: versions, VersionsSeen: map[string]spec.Versions{}}
 }
 
 // put stores a checkpoint with no values and the given metadata, with
@@ -139,6 +158,43 @@ func keyString(c spec.Config) string {
 	return fmt.Sprintf("%q/%q/%q", c.ThreadID, c.Namespace, c.CheckpointID)
 }
 
+// sortedKeys returns the keys of tuples, sorted: for comparisons that do
+// not care about order.
+func sortedKeys(ts []*spec.Tuple) []string {
+	return slices.Sorted(slices.Values(keysOf(ts)))
+}
+
+// sortTies returns ts with each run of equal checkpoint IDs sorted by
+// thread, then namespace: the order LIST-ORDER-2 asks for, applied where a
+// spec checks another rule.
+func sortTies(ts []*spec.Tuple) []*spec.Tuple {
+	out := slices.Clone(ts)
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].Config.CheckpointID == out[i].Config.CheckpointID {
+			j++
+		}
+		slices.SortFunc(out[i:j], func(a, b *spec.Tuple) int {
+			return cmp.Or(cmp.Compare(a.Config.ThreadID, b.Config.ThreadID), cmp.Compare(a.Config.Namespace, b.Config.Namespace))
+		})
+		i = j
+	}
+	return out
+}
+
+// sortWrites returns pending writes sorted by task, channel and value, for
+// comparisons that do not care about their order (WRITES-9 does).
+func sortWrites(ws []spec.PendingWrite) []spec.PendingWrite {
+	out := slices.Clone(ws)
+	slices.SortStableFunc(out, func(a, b spec.PendingWrite) int {
+		return cmp.Or(strings.Compare(a.TaskID, b.TaskID), strings.Compare(a.Channel, b.Channel), strings.Compare(fmt.Sprintf("%#v", a.Value), fmt.Sprintf("%#v", b.Value)))
+	})
+	if out == nil {
+		out = []spec.PendingWrite{}
+	}
+	return out
+}
+
 // idsOf returns the checkpoint IDs of tuples.
 func idsOf(ts []*spec.Tuple) []string {
 	out := make([]string, len(ts))
@@ -209,12 +265,52 @@ func same(a, b any) bool {
 	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.DeepEqual(a, b)
 }
 
-// expectSame asserts same(got, want) with a readable message.
+// sameFloat compares floats by bits, so -0 differs from 0, and any NaN
+// equals any NaN.
+func sameFloat(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Float64bits(a) == math.Float64bits(b)
+}
+
+// cmpOpts make go-cmp compare values the way same does.
+var cmpOpts = gocmp.Options{gocmp.Comparer(sameFloat)}
+
+// diffOf returns a go-cmp diff of want and got, "-" lines wanted and "+"
+// lines got, with the Go type of every value whose type differs; "" when
+// they are the same.
+func diffOf(got, want any) string {
+	if gocmp.Equal(want, got, cmpOpts) {
+		return ""
+	}
+	return gocmp.Diff(want, got, cmpOpts)
+}
+
+// expectSame asserts same(got, want), failing with a typed diff.
 func expectSame(got, want any, what string) {
 	g.GinkgoHelper()
 	if !same(got, want) {
-		g.Fail(fmt.Sprintf("%s: got %s, want %s", what, show(got), show(want)))
+		g.Fail(fmt.Sprintf("%s differ (-want +got):\n%s", what, gocmp.Diff(want, got, cmpOpts)))
 	}
+}
+
+// equalTyped is Gomega's Equal with a go-cmp diff as its failure message,
+// so that int64(2) and float64(2) are told apart in the output.
+func equalTyped(want any) gtypes.GomegaMatcher { return &typedMatcher{want: want} }
+
+type typedMatcher struct{ want any }
+
+func (m *typedMatcher) Match(actual any) (bool, error) {
+	return gocmp.Equal(m.want, actual, cmpOpts), nil
+}
+
+func (m *typedMatcher) FailureMessage(actual any) string {
+	return "values differ (-want +got):\n" + gocmp.Diff(m.want, actual, cmpOpts)
+}
+
+func (m *typedMatcher) NegatedFailureMessage(actual any) string {
+	return fmt.Sprintf("value should differ from %#v", m.want)
 }
 
 // show formats a value with its types, truncating long ones.
@@ -227,7 +323,8 @@ func show(v any) string {
 }
 
 // diffTuple describes how got differs from want ("" when identical under
-// the contract: values by same, everything else exactly).
+// the contract: values by same, everything else exactly), field by field
+// with typed diffs.
 func diffTuple(got, want *spec.Tuple) string {
 	switch {
 	case got == nil && want == nil:
@@ -236,34 +333,38 @@ func diffTuple(got, want *spec.Tuple) string {
 		return fmt.Sprintf("tuple: got %v, want %v", got != nil, want != nil)
 	}
 	var d []string
-	add := func(f string, a ...any) { d = append(d, fmt.Sprintf(f, a...)) }
+	add := func(what, diff string) {
+		if diff != "" {
+			d = append(d, what+" (-want +got):\n"+diff)
+		}
+	}
 	if got.Config != want.Config {
-		add("config: got %+v, want %+v", got.Config, want.Config)
+		d = append(d, fmt.Sprintf("config: got %s, want %s", keyString(got.Config), keyString(want.Config)))
 	}
 	if (got.Parent == nil) != (want.Parent == nil) || (got.Parent != nil && *got.Parent != *want.Parent) {
-		add("parent: got %s, want %s", showCfg(got.Parent), showCfg(want.Parent))
+		d = append(d, fmt.Sprintf("parent: got %s, want %s", showCfg(got.Parent), showCfg(want.Parent)))
 	}
 	if !same(map[string]any(got.Metadata), map[string]any(want.Metadata)) {
-		add("metadata: got %s, want %s", show(map[string]any(got.Metadata)), show(map[string]any(want.Metadata)))
+		add("metadata", diffOf(map[string]any(got.Metadata), map[string]any(want.Metadata)))
 	}
 	if !same(got.Checkpoint.ChannelValues, want.Checkpoint.ChannelValues) {
-		add("channel values: got %s, want %s", show(got.Checkpoint.ChannelValues), show(want.Checkpoint.ChannelValues))
+		add("channel values", diffOf(got.Checkpoint.ChannelValues, want.Checkpoint.ChannelValues))
 	}
 	if !reflect.DeepEqual(got.Checkpoint.ChannelVersions, want.Checkpoint.ChannelVersions) {
-		add("channel versions: got %v, want %v", got.Checkpoint.ChannelVersions, want.Checkpoint.ChannelVersions)
+		add("channel versions", diffOf(got.Checkpoint.ChannelVersions, want.Checkpoint.ChannelVersions))
 	}
 	if got.Checkpoint.ID != want.Checkpoint.ID || got.Checkpoint.TS != want.Checkpoint.TS || got.Checkpoint.V != want.Checkpoint.V {
-		add("checkpoint id/ts/v: got %q %q %d, want %q %q %d", got.Checkpoint.ID, got.Checkpoint.TS, got.Checkpoint.V, want.Checkpoint.ID, want.Checkpoint.TS, want.Checkpoint.V)
+		d = append(d, fmt.Sprintf("checkpoint id/ts/v: got %q %q %d, want %q %q %d", got.Checkpoint.ID, got.Checkpoint.TS, got.Checkpoint.V, want.Checkpoint.ID, want.Checkpoint.TS, want.Checkpoint.V))
 	}
 	if got.PendingWrites == nil {
-		add("pending writes: nil")
+		d = append(d, "pending writes: nil")
 	}
 	if len(got.PendingWrites) != len(want.PendingWrites) || !slices.EqualFunc(got.PendingWrites, want.PendingWrites, func(a, b spec.PendingWrite) bool {
 		return a.TaskID == b.TaskID && a.Channel == b.Channel && same(a.Value, b.Value)
 	}) {
-		add("pending writes: got %s, want %s", show(got.PendingWrites), show(want.PendingWrites))
+		add("pending writes", diffOf(got.PendingWrites, want.PendingWrites))
 	}
-	return strings.Join(d, "; ")
+	return strings.Join(d, "\n")
 }
 
 func showCfg(c *spec.Config) string {

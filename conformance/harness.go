@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -24,7 +25,35 @@ type Harness struct {
 	// Skip maps a rule ID (e.g. "LIST-FILTER-3") or a capability label (e.g.
 	// "prune") to the reason it is skipped; the reason appears in the report.
 	Skip map[string]string
+	// Variants declares legitimate designs the saver follows where a strict
+	// rule of SPEC.md chooses otherwise. The specs of those rules report
+	// "differs" (they do so for a detected variant too), and the
+	// model-based specs expect the variant, so they keep finding other
+	// faults.
+	Variants []Variant
+	// NotSupported lists optional capability labels the saver declares it
+	// lacks. Capabilities behind an interface are detected by type
+	// assertion anyway; use it for "list_threads" when List with an empty
+	// ThreadID does not fail with errors.ErrUnsupported.
+	NotSupported []string
 }
+
+// Variant is a legitimate saver design that a strict rule of SPEC.md
+// rules out.
+type Variant string
+
+// Variants a harness can declare.
+const (
+	// WholeSnapshots: Put stores cp.ChannelValues as the checkpoint's
+	// values and ignores newVersions, as LangGraph's SQLite and MongoDB
+	// savers do; a checkpoint reads back the values it was put with. It
+	// replaces PUT-5 and PUT-6; every other rule about values holds for
+	// the complete ChannelValues an engine passes.
+	WholeSnapshots Variant = "whole-snapshots"
+)
+
+// has reports whether the harness declares variant v.
+func (h Harness) has(v Variant) bool { return slices.Contains(h.Variants, v) }
 
 // extraGroups are further spec groups registered by other files of this
 // package (the reference-engine specs append to it from an init func). Each
@@ -91,6 +120,7 @@ func Describe(h Harness) bool {
 		writesSpecs(e)
 		getSpecs(e)
 		listSpecs(e)
+		listThreadsSpecs(e)
 		listTableSpecs(e)
 		deleteSpecs(e)
 		copySpecs(e)
@@ -139,11 +169,19 @@ func (e *env) skipIfAsked() {
 }
 
 // Messages that let the report tell an explicit skip from a missing optional
-// capability.
+// capability and from a saver that follows a LangGraph behaviour.
 const (
 	skipPrefix         = "skipped by harness: "
 	notSupportedPrefix = "not supported: "
+	differsPrefix      = "differs: "
 )
+
+// differ ends the current spec with status differs: instead of the strict
+// rule the spec checks, the saver follows behaviour, as a LangGraph saver
+// does.
+func differ(behaviour string) {
+	g.Skip(differsPrefix + behaviour)
+}
 
 // check registers one spec. text must cite its rule IDs ("[PUT-1] ...");
 // labels carries its capability label. The body gets the spec's context,
@@ -156,14 +194,39 @@ func check(text string, labels g.Labels, body func(ctx context.Context)) bool {
 
 // notSupported skips the current spec because the saver lacks an optional
 // capability.
-func notSupported(iface string) {
-	g.Skip(notSupportedPrefix + "saver does not implement spec." + iface)
+func notSupported(why string) {
+	g.Skip(notSupportedPrefix + why)
+}
+
+// lListThreadsName is the label of the optional capability of listing
+// across threads.
+const lListThreadsName = "list_threads"
+
+// listThreads skips the current spec as not supported unless the saver
+// can List with an empty ThreadID.
+func (e *env) listThreads(ctx context.Context) {
+	if ok, why := e.canListThreads(ctx); !ok {
+		notSupported(why)
+	}
+}
+
+// canListThreads reports whether the saver lists across threads: the
+// harness does not declare otherwise, and a List with an empty ThreadID
+// does not fail with errors.ErrUnsupported.
+func (e *env) canListThreads(ctx context.Context) (bool, string) {
+	if slices.Contains(e.h.NotSupported, lListThreadsName) {
+		return false, "the harness declares that List with an empty ThreadID is not supported"
+	}
+	if err := listErr(ctx, e.s, spec.ListOptions{}); errors.Is(err, errors.ErrUnsupported) {
+		return false, "List with an empty ThreadID fails with errors.ErrUnsupported: " + err.Error()
+	}
+	return true, ""
 }
 
 func (e *env) copier() spec.ThreadCopier {
 	c, ok := e.s.(spec.ThreadCopier)
 	if !ok {
-		notSupported("ThreadCopier")
+		notSupported("saver does not implement spec.ThreadCopier")
 	}
 	return c
 }
@@ -171,7 +234,7 @@ func (e *env) copier() spec.ThreadCopier {
 func (e *env) runDeleter() spec.RunDeleter {
 	d, ok := e.s.(spec.RunDeleter)
 	if !ok {
-		notSupported("RunDeleter")
+		notSupported("saver does not implement spec.RunDeleter")
 	}
 	return d
 }
@@ -179,7 +242,7 @@ func (e *env) runDeleter() spec.RunDeleter {
 func (e *env) pruner() spec.Pruner {
 	p, ok := e.s.(spec.Pruner)
 	if !ok {
-		notSupported("Pruner")
+		notSupported("saver does not implement spec.Pruner")
 	}
 	return p
 }
@@ -187,7 +250,7 @@ func (e *env) pruner() spec.Pruner {
 func (e *env) versioner() spec.VersionGenerator {
 	v, ok := e.s.(spec.VersionGenerator)
 	if !ok {
-		notSupported("VersionGenerator")
+		notSupported("saver does not implement spec.VersionGenerator")
 	}
 	return v
 }

@@ -17,13 +17,16 @@ type model struct {
 	cps    map[mkey]*mcp
 	values map[mval]mvalue
 	writes map[mkey]map[mtask]spec.PendingWrite
+	// snapshots models the WholeSnapshots variant: a checkpoint reads back
+	// the values it was put with.
+	snapshots bool
 }
 
 type mkey struct{ thread, ns, id string }
 
 type mcp struct {
 	parent   string
-	cp       spec.Checkpoint // ChannelValues unused
+	cp       spec.Checkpoint // ChannelValues used only for snapshots
 	metadata spec.Metadata
 }
 
@@ -43,8 +46,10 @@ type mtask struct {
 	idx  int
 }
 
-func newModel() *model {
-	return &model{cps: map[mkey]*mcp{}, values: map[mval]mvalue{}, writes: map[mkey]map[mtask]spec.PendingWrite{}}
+// newModel returns an empty model; snapshots selects the WholeSnapshots
+// variant.
+func newModel(snapshots bool) *model {
+	return &model{cps: map[mkey]*mcp{}, values: map[mval]mvalue{}, writes: map[mkey]map[mtask]spec.PendingWrite{}, snapshots: snapshots}
 }
 
 // put mirrors Saver.Put for valid, normalisable input.
@@ -60,6 +65,12 @@ func (m *model) put(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv sp
 	stored := spec.Checkpoint{V: cp.V, ID: cp.ID, TS: cp.TS, ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}}
 	for ch, ver := range cp.ChannelVersions {
 		stored.ChannelVersions[ch] = ver
+	}
+	if m.snapshots {
+		stored.ChannelValues = map[string]any{}
+		for ch, v := range cp.ChannelValues {
+			stored.ChannelValues[ch], _ = spec.Normalize(v)
+		}
 	}
 	m.cps[mkey{cfg.ThreadID, cfg.Namespace, cp.ID}] = &mcp{parent: cfg.CheckpointID, cp: stored, metadata: nmd}
 }
@@ -102,9 +113,12 @@ func (m *model) tuple(k mkey) *spec.Tuple {
 	}
 	for ch, ver := range c.cp.ChannelVersions {
 		t.Checkpoint.ChannelVersions[ch] = ver
-		if v, ok := m.values[mval{k.thread, k.ns, ch, ver}]; ok && v.present {
+		if v, ok := m.values[mval{k.thread, k.ns, ch, ver}]; !m.snapshots && ok && v.present {
 			t.Checkpoint.ChannelValues[ch], _ = spec.Normalize(v.v) // a copy
 		}
+	}
+	for ch, v := range c.cp.ChannelValues {
+		t.Checkpoint.ChannelValues[ch], _ = spec.Normalize(v) // a copy
 	}
 	for key, v := range c.metadata {
 		t.Metadata[key], _ = spec.Normalize(v)
@@ -175,6 +189,12 @@ func (m *model) list(opts spec.ListOptions) []*spec.Tuple {
 		out[i] = m.tuple(k)
 	}
 	return out
+}
+
+// listAll is list without the limit.
+func (m *model) listAll(opts spec.ListOptions) []*spec.Tuple {
+	opts.Limit = 0
+	return m.list(opts)
 }
 
 // modelMatch is the filter rule: every filter key present with an equal

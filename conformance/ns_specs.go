@@ -21,7 +21,7 @@ func nsSpecs(e *env) {
 				t := e.get(ctx, "t", ns, "same")
 				expectSame(t.Checkpoint.ChannelValues, map[string]any{"c": "value-" + ns}, "values in "+ns)
 				Expect(t.Metadata).To(HaveKeyWithValue("ns", ns))
-				Expect(t.PendingWrites).To(Equal([]spec.PendingWrite{pw("task", "w", "write-"+ns)}))
+				Expect(t.PendingWrites).To(equalTyped([]spec.PendingWrite{pw("task", "w", "write-"+ns)}))
 				Expect(e.get(ctx, "t", ns, "").Config.Namespace).To(Equal(ns))
 				listed := e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: ns})
 				Expect(keysOf(listed)).To(Equal([]string{keyString(spec.Config{ThreadID: "t", Namespace: ns, CheckpointID: "same"})}))
@@ -33,14 +33,15 @@ func nsSpecs(e *env) {
 		check("[NS-2] stores the same (channel, version) separately in each namespace", lPut, func(ctx context.Context) {
 			e.putValues(ctx, "t", "", "", "a1", map[string]any{"c": "root"}, spec.Versions{"c": "1"})
 			e.putValues(ctx, "t", "sub:1", "", "b1", map[string]any{"c": "sub"}, spec.Versions{"c": "1"})
-			// Each namespace references c@1 without storing it.
-			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "a1"}, cpOf("a2", nil, spec.Versions{"c": "1"}), nil, nil)
-			e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "b1"}, cpOf("b2", nil, spec.Versions{"c": "1"}), nil, nil)
-			expectSame(e.get(ctx, "t", "", "a2").Checkpoint.ChannelValues, map[string]any{"c": "root"}, "root")
-			expectSame(e.get(ctx, "t", "sub:1", "b2").Checkpoint.ChannelValues, map[string]any{"c": "sub"}, "sub")
-			// A namespace that never stored c@1 reads no value.
+			// Children keep c@1 with its value, as an engine passes it.
+			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "a1"}, cpOf("a2", map[string]any{"c": "root"}, spec.Versions{"c": "1"}), nil, nil)
+			e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "b1"}, cpOf("b2", map[string]any{"c": "sub"}, spec.Versions{"c": "1"}), nil, nil)
+			for _, k := range [][3]string{{"", "a1", "root"}, {"", "a2", "root"}, {"sub:1", "b1", "sub"}, {"sub:1", "b2", "sub"}} {
+				expectSame(e.get(ctx, "t", k[0], k[1]).Checkpoint.ChannelValues, map[string]any{"c": k[2]}, "values of "+k[1])
+			}
+			// A namespace that never stored c@1 reads no value for it.
 			e.putCP(ctx, spec.Config{ThreadID: "t", Namespace: "other"}, cpOf("o1", nil, spec.Versions{"c": "1"}), nil, nil)
-			expectSame(e.get(ctx, "t", "other", "o1").Checkpoint.ChannelValues, map[string]any{}, "other")
+			expectSame(e.get(ctx, "t", "other", "o1").Checkpoint.ChannelValues, map[string]any{}, "values in a namespace that never stored c@1")
 		})
 
 		check("[NS-3] stores full subgraph namespaces verbatim", lPut, func(ctx context.Context) {

@@ -148,8 +148,10 @@ type genState struct {
 	version         int
 }
 
-func newGenState() *genState {
-	return &genState{m: newModel(), uncertain: map[mval]bool{}, uncertainWrites: map[mkey]bool{}}
+// newGenState returns the state of an empty saver; snapshots selects the
+// model of the WholeSnapshots variant.
+func newGenState(snapshots bool) *genState {
+	return &genState{m: newModel(snapshots), uncertain: map[mval]bool{}, uncertainWrites: map[mkey]bool{}}
 }
 
 // sortedKeys returns the model's checkpoint keys in a fixed order.
@@ -308,7 +310,7 @@ func (s *genState) markUnreferenced(threads []string) {
 }
 
 // caps says which optional capabilities a generated sequence may use.
-type caps struct{ copy, runs, prune bool }
+type caps struct{ copy, runs, prune, listThreads bool }
 
 // genOp draws one valid op.
 func (s *genState) genOp(r *rand.Rand, c caps) op {
@@ -347,7 +349,7 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 		}
 		return op{kind: opGet, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: id}}
 	case n < 85:
-		return op{kind: opList, opts: randList(r)}
+		return op{kind: opList, opts: randList(r, c.listThreads)}
 	case n < 89:
 		return op{kind: opDelete, thread: th}
 	case n < 93 && c.copy:
@@ -357,7 +359,7 @@ func (s *genState) drawOp(r *rand.Rand, c caps) op {
 	case n < 100 && c.prune:
 		return op{kind: opPrune, threads: []string{th}, strategy: spec.PruneStrategy(r.IntN(4) / 3)}
 	}
-	return op{kind: opList, opts: randList(r)}
+	return op{kind: opList, opts: randList(r, c.listThreads)}
 }
 
 // drawInvalid returns an op with invalid input, which must fail with the
@@ -390,7 +392,7 @@ func (s *genState) drawInvalid(r *rand.Rand, th, ns string) op {
 		ws := []spec.Write{{Channel: "c1", Value: 1}, {Channel: spec.ErrorChannel, Value: "e"}, {Channel: "c2", Value: map[string]any{"f": func() {}}}}
 		return op{kind: opWrites, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: pick(r, rIDs)}, writes: ws, task: pick(r, rTasks), want: spec.ErrUnsupportedValue}
 	case 6:
-		o := op{kind: opList, opts: randList(r), want: spec.ErrInvalidArgument}
+		o := op{kind: opList, opts: randList(r, false), want: spec.ErrInvalidArgument}
 		o.opts.Limit = -1 - r.IntN(3)
 		return o
 	}
@@ -423,10 +425,11 @@ func (s *genState) drawPut(r *rand.Rand, th, ns string) op {
 	return op{kind: opPut, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: parent}, cp: cp, md: randMetadata(r), nv: nv}
 }
 
-// randList returns random, valid list options.
-func randList(r *rand.Rand) spec.ListOptions {
+// randList returns random, valid list options; an empty thread ID only
+// when the saver lists across threads.
+func randList(r *rand.Rand, listThreads bool) spec.ListOptions {
 	o := spec.ListOptions{}
-	if r.IntN(3) > 0 {
+	if r.IntN(3) > 0 || !listThreads {
 		o.ThreadID = pick(r, rThreads)
 	}
 	if r.IntN(3) == 0 {
@@ -459,7 +462,7 @@ func randList(r *rand.Rand) spec.ListOptions {
 // genSequence draws a sequence of n valid ops from seed.
 func genSequence(seed uint64, n int, c caps) []op {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	s := newGenState()
+	s := newGenState(false)
 	ops := make([]op, n)
 	for i := range ops {
 		ops[i] = s.genOp(r, c)
@@ -471,7 +474,7 @@ func genSequence(seed uint64, n int, c caps) []op {
 // validSequence reports whether every op of ops is valid where it stands,
 // which a shrunk sequence must stay.
 func validSequence(ops []op) bool {
-	s := newGenState()
+	s := newGenState(false)
 	for _, o := range ops {
 		if !s.valid(o) {
 			return false

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -13,12 +14,22 @@ import (
 type Rule struct {
 	// ID is the stable rule ID, e.g. "LIST-BEFORE-2".
 	ID string `json:"id"`
+	// Tier is the rule's tier, core or strict.
+	Tier report.Tier `json:"tier"`
 	// Text is the rule's statement, on one line.
 	Text string `json:"text"`
+	// Section is the capability label of the rule's section in SPEC.md.
+	Section string `json:"section"`
 }
 
-// ruleLine matches the first line of a rule in SPEC.md: "- **ID** text".
-var ruleLine = regexp.MustCompile(`^- \*\*([A-Z]+(?:-[A-Z]+)*-[0-9]+)\*\*\s*(.*)$`)
+// sectionLabel matches the capability label in a section heading of
+// SPEC.md: "## Put — label `put`".
+var sectionLabel = regexp.MustCompile("^#+ .*label `([a-z_]+)`")
+
+// ruleLine matches the first line of a rule in SPEC.md:
+// "- **ID** (tier) text"; the tier is optional here and required by the
+// package's tests.
+var ruleLine = regexp.MustCompile(`^- \*\*([A-Z]+(?:-[A-Z]+)*-[0-9]+)\*\*\s*(?:\((core|strict)\)\s*)?(.*)$`)
 
 // citation matches a rule ID cited in a spec text: "[PUT-1]".
 var citation = regexp.MustCompile(`\[([A-Z]+(?:-[A-Z]+)*-[0-9]+)\]`)
@@ -34,15 +45,29 @@ func Rules() []Rule {
 	return slices.Clone(rules)
 }
 
+// tierOf returns the tier of rule id, or "" for an unknown ID.
+func tierOf(id string) report.Tier {
+	for _, r := range Rules() {
+		if r.ID == id {
+			return r.Tier
+		}
+	}
+	return ""
+}
+
 // parseRules extracts the rules of a SPEC.md text. A rule's statement runs
 // from its "- **ID**" line to the next blank line, list item or heading.
 func parseRules(md string) []Rule {
 	var out []Rule
 	cur := -1
+	section := ""
 	for line := range strings.Lines(md) {
 		line = strings.TrimRight(line, "\r\n")
+		if m := sectionLabel.FindStringSubmatch(line); m != nil {
+			section = m[1]
+		}
 		if m := ruleLine.FindStringSubmatch(line); m != nil {
-			out = append(out, Rule{ID: m[1], Text: m[2]})
+			out = append(out, Rule{ID: m[1], Tier: report.Tier(m[2]), Text: m[3], Section: section})
 			cur = len(out) - 1
 			continue
 		}

@@ -187,7 +187,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "updated-channels-nil-to-empty", Rule: "PUT-10",
+		Name: "updated-channels-nil-to-empty", Rule: "PUT-14",
 		Description: "A nil UpdatedChannels (unknown) reads back as an empty list.",
 		New: func() spec.Saver {
 			w := wrap()

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -162,7 +161,7 @@ func threadTuples(ctx context.Context, inner spec.Saver, threadID string) ([]*sp
 // ID parent, storing every channel value it reads and, when withWrites is
 // set, its pending writes. It is how mutants rebuild storage through the
 // public API (the memory adapter has no per-checkpoint delete).
-func restore(ctx context.Context, s *memory.Saver, t *spec.Tuple, thread, id, parent string, withWrites bool) error {
+func restore(ctx context.Context, s Base, t *spec.Tuple, thread, id, parent string, withWrites bool) error {
 	cp := t.Checkpoint
 	cp.ID = id
 	// Storing every listed version writes back exactly what was read:
@@ -180,7 +179,7 @@ func restore(ctx context.Context, s *memory.Saver, t *spec.Tuple, thread, id, pa
 // stored order. Reads return them exactly as before; only the indices of
 // regular writes may differ from the original ones (a pending write does not
 // carry its index), which matters only to a later write with the same key.
-func restoreWrites(ctx context.Context, s *memory.Saver, cfg spec.Config, pending []spec.PendingWrite) error {
+func restoreWrites(ctx context.Context, s Base, cfg spec.Config, pending []spec.PendingWrite) error {
 	var tasks []string
 	byTask := map[string][]spec.Write{}
 	for _, w := range pending {

@@ -18,7 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
 var (
@@ -42,6 +42,7 @@ var citation = regexp.MustCompile(`\[([A-Z]+(?:-[A-Z]+)*-[0-9]+)\]`)
 const (
 	verdictPassed    = "passed"          // control: zero failures
 	verdictKilled    = "killed"          // a failing spec cites the mutant's rule
+	verdictDiffers   = "differs"         // a spec citing the mutant's strict rule recognises a LangGraph saver's behaviour
 	verdictModelOnly = "killed by model" // only the model-based specs, which cite many rules, failed citing it
 	verdictWrongRule = "wrong rule"      // caught, but no failing spec cites its rule
 	verdictSurvived  = "SURVIVED"        // no spec failed
@@ -57,7 +58,11 @@ type killResult struct {
 	FailedRules []string `json:"failed_rules"`
 	// FocusedRules are the rules cited by failing specs other than the
 	// model-based ones (label "model"), which cite dozens of rules each.
-	FocusedRules []string      `json:"focused_rules"`
+	FocusedRules []string `json:"focused_rules"`
+	// DiffersRules are the rules whose specs reported differs.
+	DiffersRules []string `json:"differs_rules,omitempty"`
+	// PrimaryRules are the report's root causes.
+	PrimaryRules []string      `json:"primary_rules"`
 	FailedSpecs  int           `json:"failed_specs"`
 	Races        []string      `json:"races,omitempty"` // rules cited by specs during which a race was reported
 	Duration     time.Duration `json:"duration_ns"`
@@ -67,7 +72,7 @@ type killResult struct {
 // ok reports whether the row is acceptable.
 func (r killResult) ok() bool {
 	switch r.Verdict {
-	case verdictPassed, verdictKilled, verdictModelOnly, verdictNeedsRace:
+	case verdictPassed, verdictKilled, verdictDiffers, verdictModelOnly, verdictNeedsRace:
 		return true
 	}
 	return false
@@ -148,7 +153,7 @@ func runMutant(ctx context.Context, dir string, m Mutant) killResult {
 		// scheduler; a focused run is cheap, so give them a few chances.
 		for attempt := 1; attempt <= focusedAttempts; attempt++ {
 			res := judge(ctx, dir, m, focus)
-			if res.Verdict == verdictKilled {
+			if res.Verdict == verdictKilled || res.Verdict == verdictDiffers {
 				res.Duration = time.Since(start)
 				res.Detail = strings.TrimSpace(fmt.Sprintf("focused run %d: only specs citing %s; %s", attempt, m.Rule, res.Detail))
 				res.Detail = strings.TrimSuffix(res.Detail, ";")
@@ -179,8 +184,14 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 		return res
 	}
 	res.FailedRules = h.FailedRules
+	res.PrimaryRules = h.PrimaryFailedRules
+	for _, r := range h.Rules {
+		if r.Status == report.StatusDiffers {
+			res.DiffersRules = append(res.DiffersRules, r.ID)
+		}
+	}
 	for _, s := range h.Specs {
-		if s.Status != conformance.StatusFailed {
+		if s.Status != report.StatusFailed {
 			continue
 		}
 		res.FailedSpecs++
@@ -200,6 +211,8 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 		}
 	case slices.Contains(res.FocusedRules, m.Rule):
 		res.Verdict = verdictKilled
+	case slices.Contains(res.DiffersRules, m.Rule):
+		res.Verdict = verdictDiffers
 	case slices.Contains(h.FailedRules, m.Rule):
 		res.Verdict = verdictModelOnly
 	case m.NeedsRace && slices.Contains(res.Races, m.Rule):
@@ -221,12 +234,12 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 // and returns its combined output, its conformance report and whether it
 // exited with status 0. A failing exit status is expected for mutants and
 // is not an error.
-func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, conformance.Report, bool, error) {
+func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, report.Report, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, subprocessTimeout)
 	defer cancel()
 	f, err := os.CreateTemp(dir, name+"-*.json")
 	if err != nil {
-		return nil, conformance.Report{}, false, err
+		return nil, report.Report{}, false, err
 	}
 	reportPath := f.Name()
 	_ = f.Close()
@@ -244,19 +257,19 @@ func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, con
 	cmd.Stderr = &out
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("suite subprocess timed out after %v", subprocessTimeout)
+		return out.Bytes(), report.Report{}, false, fmt.Errorf("suite subprocess timed out after %v", subprocessTimeout)
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !errors.As(runErr, &exit) {
-		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("starting the suite subprocess: %w", runErr)
+		return out.Bytes(), report.Report{}, false, fmt.Errorf("starting the suite subprocess: %w", runErr)
 	}
 	data, err := os.ReadFile(reportPath)
 	if err != nil {
-		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("no conformance report (exit status %v): %w", runErr, err)
+		return out.Bytes(), report.Report{}, false, fmt.Errorf("no conformance report (exit status %v): %w", runErr, err)
 	}
-	var rep conformance.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return out.Bytes(), conformance.Report{}, false, fmt.Errorf("decoding the conformance report: %w", err)
+		return out.Bytes(), report.Report{}, false, fmt.Errorf("decoding the conformance report: %w", err)
 	}
 	return out.Bytes(), rep, runErr == nil, nil
 }
@@ -312,8 +325,8 @@ func formatMatrix(rs []killResult, elapsed time.Duration) string {
 	}
 	_ = tw.Flush()
 	mutants := len(rs) - 1
-	fmt.Fprintf(&b, "%d mutants: %d killed (%d by model-based specs only), %d survived, %d caught under another rule, %d need -race, %d errors; control %s; %.1fs wall time\n",
-		mutants, counts[verdictKilled]+counts[verdictModelOnly], counts[verdictModelOnly], counts[verdictSurvived], counts[verdictWrongRule], counts[verdictNeedsRace],
+	fmt.Fprintf(&b, "%d mutants: %d killed (%d by model-based specs only), %d reported as differing like a LangGraph saver, %d survived, %d caught under another rule, %d need -race, %d errors; control %s; %.1fs wall time\n",
+		mutants, counts[verdictKilled]+counts[verdictModelOnly], counts[verdictModelOnly], counts[verdictDiffers], counts[verdictSurvived], counts[verdictWrongRule], counts[verdictNeedsRace],
 		counts[verdictBroken], rs[0].Verdict, elapsed.Seconds())
 	return b.String()
 }

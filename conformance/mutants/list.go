@@ -101,7 +101,58 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "before-one-thread", Rule: "LIST-BEFORE-2",
+		Name: "before-one-namespace", Rule: "LIST-BEFORE-2",
+		Description: "When the Before ID exists, the cut applies only to the namespaces holding it; other namespaces are listed uncut (Before resolved to a row of the listed namespace).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				if o.Before == "" {
+					return w.Inner.List(ctx, o)
+				}
+				type scope struct{ thread, ns string }
+				owners := map[scope]bool{}
+				for t, err := range w.Inner.List(ctx, spec.ListOptions{ThreadID: o.ThreadID, CheckpointID: o.Before, AllNamespaces: true}) {
+					if err == nil {
+						owners[scope{t.Config.ThreadID, t.Config.Namespace}] = true
+					}
+				}
+				if len(owners) == 0 {
+					return w.Inner.List(ctx, o)
+				}
+				return relist(ctx, w.Inner, o, func(in *spec.ListOptions) { in.Before = "" }, func(t *spec.Tuple) bool {
+					return !owners[scope{t.Config.ThreadID, t.Config.Namespace}] || t.Config.CheckpointID < o.Before
+				})
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "b", "", nil, nil)
+			_ = putCP(ctx, s, "t", "sub", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "sub", "c", "", nil, nil)
+			return listKeys(ctx, s, spec.ListOptions{ThreadID: "t", Namespace: "sub", Before: "b"})
+		},
+	})
+	register(Mutant{
+		Name: "list-threads-all-namespaces", Rule: "LIST-SCOPE-6",
+		Description: "A List of every thread lists every namespace too, whatever Namespace says (LangGraph's list(None)).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				if o.ThreadID == "" {
+					o.AllNamespaces = true
+				}
+				return w.Inner.List(ctx, o)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "sub", "b", "", nil, nil)
+			return listKeys(ctx, s, spec.ListOptions{})
+		},
+	})
+	register(Mutant{
+		Name: "before-one-thread", Rule: "LIST-SCOPE-6",
 		Description: "When the Before ID exists, the cut applies only to the threads holding it; other threads are listed uncut.",
 		New: func() spec.Saver {
 			w := wrap()

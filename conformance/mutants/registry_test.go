@@ -37,7 +37,7 @@ func TestRegistry(t *testing.T) {
 		if !ok || got.Name != m.Name {
 			t.Errorf("Lookup(%q) = %v, %v", m.Name, got.Name, ok)
 		}
-		if m.New() == nil {
+		if m.Build() == nil {
 			t.Errorf("mutant %s: New returned nil", m.Name)
 		}
 	}
@@ -81,7 +81,7 @@ func TestMutantsDeviate(t *testing.T) {
 			}
 			ctx := context.Background()
 			want := m.Witness(ctx, memory.New())
-			got := m.Witness(ctx, m.New())
+			got := m.Witness(ctx, m.Build())
 			if reflect.DeepEqual(got, want) {
 				t.Errorf("%s (%s) behaves like the memory adapter on its witness scenario:\n%v", m.Name, m.Rule, show(got))
 			} else {
@@ -102,7 +102,7 @@ func TestWrapperForwards(t *testing.T) {
 			continue
 		}
 		want := m.Witness(ctx, memory.New())
-		got := m.Witness(ctx, wrap())
+		got := m.Witness(ctx, plain())
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s scenario: plain wrapper %v, memory %v", m.Name, show(got), show(want))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -53,16 +54,30 @@ func TestMutantSuite(t *testing.T) {
 	newSaver := func() spec.Saver { return memory.New() }
 	var killed atomic.Bool
 	if name != ControlName {
-		m, ok := Lookup(name)
-		if !ok {
-			t.Fatalf("%s=%q names no registered mutant", envMutant, name)
+		// Several mutants joined by "+" run stacked (see Stack).
+		var ms []Mutant
+		for n := range strings.SplitSeq(name, "+") {
+			m, ok := Lookup(n)
+			if !ok {
+				t.Fatalf("%s=%q: %q names no registered mutant", envMutant, name, n)
+			}
+			ms = append(ms, m)
 		}
-		newSaver = m.New
-		if os.Getenv(envStop) == "1" {
+		if _, err := Stack(ms...); err != nil {
+			t.Fatal(err)
+		}
+		newSaver = func() spec.Saver {
+			s, _ := Stack(ms...)
+			return s
+		}
+		if os.Getenv(envStop) == "1" && len(ms) == 1 {
+			rule := ms[0].Rule
 			g.ReportAfterEach(func(r types.SpecReport) {
 				// The model-based specs cite dozens of rules each; only a
-				// focused spec's failure settles the verdict.
-				if r.Failed() && !slices.Contains(r.Labels(), "model") && slices.Contains(citedRules(r.LeafNodeText), m.Rule) {
+				// focused spec's failure, or its verdict that the saver
+				// differs like a LangGraph saver, settles the verdict.
+				differs := r.State == types.SpecStateSkipped && strings.HasPrefix(r.Failure.Message, "differs: ")
+				if (r.Failed() || differs) && !slices.Contains(r.Labels(), "model") && slices.Contains(citedRules(r.LeafNodeText), rule) {
 					killed.Store(true)
 				}
 			})

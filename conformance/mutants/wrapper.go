@@ -2,19 +2,32 @@ package mutants
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
+
+// Base is what a mutant wraps: the memory adapter, or, when faults are
+// stacked (see [Stack]), the mutant below.
+type Base interface {
+	spec.Saver
+	spec.ThreadCopier
+	spec.RunDeleter
+	spec.Pruner
+	spec.VersionGenerator
+}
 
 // Wrapper is a saver built from the memory adapter with some of its methods
 // replaced. Every hook left nil forwards to Inner unchanged, so a mutant sets
 // only the hooks it needs to break its one rule. Wrapper implements
 // [spec.Saver] and every optional capability, like the memory adapter.
 type Wrapper struct {
-	// Inner is the correct saver the mutant starts from.
-	Inner *memory.Saver
+	// Inner is the saver the mutant starts from: the memory adapter, or the
+	// mutant below it in a stack.
+	Inner Base
 
 	// Each On hook, when set, replaces the method of the same name. Hooks
 	// call Inner themselves for whatever part they keep correct.
@@ -41,8 +54,70 @@ var (
 	_ spec.VersionGenerator = (*Wrapper)(nil)
 )
 
-// wrap returns a Wrapper over a new, empty memory saver.
-func wrap(opts ...memory.Option) *Wrapper { return &Wrapper{Inner: memory.New(opts...)} }
+var (
+	// buildMu serialises the construction of mutants, during which
+	// nextBase says what wrap wraps.
+	buildMu  sync.Mutex
+	nextBase func(opts ...memory.Option) Base
+)
+
+// wrap returns a Wrapper over the base of the mutant being built: a new,
+// empty memory saver configured with opts, or the mutant below in a stack.
+// Only a mutant's New calls it, through Build or Stack.
+func wrap(opts ...memory.Option) *Wrapper {
+	if nextBase == nil {
+		panic("mutants: a Mutant's New runs only through Mutant.Build or Stack")
+	}
+	return &Wrapper{Inner: nextBase(opts...)}
+}
+
+// plain returns a Wrapper without hooks over a new memory saver.
+func plain() *Wrapper { return &Wrapper{Inner: memory.New()} }
+
+// Build returns the mutant over a new, empty memory saver.
+func (m Mutant) Build() spec.Saver {
+	s, err := Stack(m)
+	if err != nil {
+		panic(err) // one mutant always stacks
+	}
+	return s
+}
+
+// Stack returns a saver with the faults of every mutant of ms: the first
+// wraps a new, empty memory saver and each next one wraps the previous. A
+// mutant that configures the memory saver itself (such as a lossy serde)
+// can only come first.
+func Stack(ms ...Mutant) (spec.Saver, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	defer func() { nextBase = nil }()
+	var cur Base
+	for i, m := range ms {
+		var bad error
+		nextBase = func(opts ...memory.Option) Base {
+			if i == 0 {
+				return memory.New(opts...)
+			}
+			if len(opts) > 0 {
+				bad = fmt.Errorf("mutants: %s configures the memory saver, so it must come first in a stack", m.Name)
+			}
+			return cur
+		}
+		s := m.New()
+		if bad != nil {
+			return nil, bad
+		}
+		b, ok := s.(Base)
+		if !ok {
+			return nil, fmt.Errorf("mutants: %s is a %T, which cannot be stacked", m.Name, s)
+		}
+		cur = b
+	}
+	if cur == nil {
+		return nil, fmt.Errorf("mutants: an empty stack")
+	}
+	return cur, nil
+}
 
 // Put implements [spec.Saver].
 func (w *Wrapper) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {

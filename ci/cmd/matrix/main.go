@@ -45,7 +45,7 @@ import (
 	"time"
 
 	"github.com/checkpointkit/checkpointkit/ci/internal/testjson"
-	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
 // builtin lists the built-in backends: checkpointkit's four adapters and
@@ -84,7 +84,7 @@ type options struct {
 	race        bool
 	jsonOut     bool
 	verbose     bool
-	minLevel    conformance.Level
+	minLevel    report.Level
 	heartbeat   time.Duration
 	parallel    int
 	suffix      string
@@ -154,10 +154,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.extra = fs.Args()
-	switch conformance.Level(minLevel) {
-	case "", conformance.LevelNone:
-	case conformance.LevelPartial, conformance.LevelBase, conformance.LevelFull:
-		o.minLevel = conformance.Level(minLevel)
+	switch report.Level(minLevel) {
+	case "", report.LevelNone:
+	case report.LevelPartial, report.LevelBase, report.LevelFull:
+		o.minLevel = report.Level(minLevel)
 	default:
 		return o, fmt.Errorf("-min-level %q: want PARTIAL, BASE or FULL", minLevel)
 	}
@@ -221,7 +221,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 		if err != nil {
 			return false, err
 		}
-		return report(o, newMatrix(results), time.Duration(0), stdout, stderr)
+		return writeResults(o, newMatrix(results), time.Duration(0), stdout, stderr)
 	}
 	for _, b := range o.backends {
 		if b.env != "" && os.Getenv(b.env) == "" {
@@ -255,12 +255,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	if ctx.Err() != nil {
 		m.Passed = false
 	}
-	return report(o, m, time.Since(start), stdout, stderr)
+	return writeResults(o, m, time.Since(start), stdout, stderr)
 }
 
-// report prints the matrix and writes matrix.txt, matrix.json and the
+// writeResults prints the matrix and writes matrix.txt, matrix.json and the
 // Markdown file; it reports whether every backend passed.
-func report(o options, m Matrix, took time.Duration, stdout, stderr io.Writer) (bool, error) {
+func writeResults(o options, m Matrix, took time.Duration, stdout, stderr io.Writer) (bool, error) {
 	out := o.out
 	var text bytes.Buffer
 	m.WriteText(&text)
@@ -287,7 +287,7 @@ func report(o options, m Matrix, took time.Duration, stdout, stderr io.Writer) (
 	}
 	closing := fmt.Sprintf("conformance: %d passed, %d failed, %d skipped\n",
 		m.Specs.Passed, m.Specs.Failed, m.Specs.Skipped+m.Specs.NotSupported)
-	if tp := m.ThirdPartySpecs; tp != (conformance.Counts{}) {
+	if tp := m.ThirdPartySpecs; tp != (report.Counts{}) {
 		// Printed before the closing line, which counts only
 		// checkpointkit's own savers.
 		closing = fmt.Sprintf("third-party savers (findings, not failures): %d specs passed, %d failed, %d skipped\n",
@@ -357,7 +357,7 @@ func runBackend(ctx context.Context, o options, b backend, stderr io.Writer) Res
 			r.Problems = append(r.Problems, "no conformance report was written ("+r.ReportJSON+")")
 		}
 	} else {
-		var rep conformance.Report
+		var rep report.Report
 		if err := json.Unmarshal(data, &rep); err != nil {
 			r.Problems = append(r.Problems, "unreadable conformance report: "+err.Error())
 		} else {
@@ -501,7 +501,7 @@ func execGoTest(ctx context.Context, o options, b backend, args []string, r Resu
 
 // reportComplete reports whether every harness of rep ran all its
 // capabilities and some specs.
-func reportComplete(rep conformance.Report) bool {
+func reportComplete(rep report.Report) bool {
 	if len(rep.Harnesses) == 0 {
 		return false
 	}
@@ -521,7 +521,7 @@ func isSpecFailure(problem string) bool {
 
 // reportProblems checks a conformance report: every harness ran some specs,
 // none failed, and each is at least at level min.
-func reportProblems(rep conformance.Report, min conformance.Level) []string {
+func reportProblems(rep report.Report, min report.Level) []string {
 	var problems []string
 	if len(rep.Harnesses) == 0 {
 		return []string{"the conformance report has no harness"}
@@ -529,10 +529,10 @@ func reportProblems(rep conformance.Report, min conformance.Level) []string {
 	for _, h := range rep.Harnesses {
 		var ran, failed int
 		for _, s := range h.Specs {
-			if s.Status != conformance.StatusNotRun {
+			if s.Status != report.StatusNotRun {
 				ran++
 			}
-			if s.Status == conformance.StatusFailed {
+			if s.Status == report.StatusFailed {
 				failed++
 			}
 		}
@@ -550,8 +550,8 @@ func reportProblems(rep conformance.Report, min conformance.Level) []string {
 }
 
 // levelRank orders levels from worst (0) to best.
-func levelRank(l conformance.Level) int {
-	return slices.Index([]conformance.Level{conformance.LevelNone, conformance.LevelPartial, conformance.LevelBase, conformance.LevelFull}, l)
+func levelRank(l report.Level) int {
+	return slices.Index([]report.Level{report.LevelNone, report.LevelPartial, report.LevelBase, report.LevelFull}, l)
 }
 
 // tail prints the last n lines of a file.

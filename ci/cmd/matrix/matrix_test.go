@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
 // ginkgoOutput is Ginkgo's verbose output for a passed, a skipped and a
@@ -108,30 +108,30 @@ func TestParseBackends(t *testing.T) {
 	}
 }
 
-func harness(name string, level conformance.Level, caps ...conformance.CapabilityResult) conformance.HarnessReport {
-	h := conformance.HarnessReport{Name: name, Level: level, Capabilities: caps}
+func harness(name string, level report.Level, caps ...report.CapabilityResult) report.HarnessReport {
+	h := report.HarnessReport{Name: name, Level: level, Capabilities: caps}
 	for _, c := range caps {
 		for range c.Passed {
-			h.Specs = append(h.Specs, conformance.SpecResult{Status: conformance.StatusPassed})
+			h.Specs = append(h.Specs, report.SpecResult{Status: report.StatusPassed})
 		}
 		for range c.Failed {
-			h.Specs = append(h.Specs, conformance.SpecResult{Text: "[PUT-1] fails", Status: conformance.StatusFailed, Message: "boom"})
+			h.Specs = append(h.Specs, report.SpecResult{Text: "[PUT-1] fails", Status: report.StatusFailed, Message: "boom"})
 		}
 		for range c.NotSupported {
-			h.Specs = append(h.Specs, conformance.SpecResult{Status: conformance.StatusNotSupported})
+			h.Specs = append(h.Specs, report.SpecResult{Status: report.StatusNotSupported})
 		}
 	}
 	return h
 }
 
 func TestMatrixText(t *testing.T) {
-	ok := conformance.Report{Harnesses: []conformance.HarnessReport{harness("memory", conformance.LevelBase,
-		conformance.CapabilityResult{Name: "put", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 25}},
-		conformance.CapabilityResult{Name: "prune", Optional: true, Status: conformance.StatusNotSupported, Counts: conformance.Counts{NotSupported: 7}},
-		conformance.CapabilityResult{Name: "engine", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 3}},
+	ok := report.Report{Harnesses: []report.HarnessReport{harness("memory", report.LevelBase,
+		report.CapabilityResult{Name: "put", Status: report.StatusPassed, Counts: report.Counts{Passed: 25}},
+		report.CapabilityResult{Name: "prune", Optional: true, Status: report.StatusNotSupported, Counts: report.Counts{NotSupported: 7}},
+		report.CapabilityResult{Name: "engine", Status: report.StatusPassed, Counts: report.Counts{Passed: 3}},
 	)}}
-	bad := conformance.Report{Harnesses: []conformance.HarnessReport{harness("sqlite (file)", conformance.LevelPartial,
-		conformance.CapabilityResult{Name: "put", Status: conformance.StatusFailed, Counts: conformance.Counts{Passed: 23, Failed: 2}},
+	bad := report.Report{Harnesses: []report.HarnessReport{harness("sqlite (file)", report.LevelPartial,
+		report.CapabilityResult{Name: "put", Status: report.StatusFailed, Counts: report.Counts{Passed: 23, Failed: 2}},
 	)}}
 	m := newMatrix([]Result{
 		{Backend: "memory", Passed: true, Report: &ok, ElapsedSeconds: 1},
@@ -141,7 +141,7 @@ func TestMatrixText(t *testing.T) {
 	if m.Passed {
 		t.Error("matrix passed with failed backends")
 	}
-	if want := (conformance.Counts{Passed: 51, Failed: 2, NotSupported: 7}); m.Specs != want {
+	if want := (report.Counts{Passed: 51, Failed: 2, NotSupported: 7}); m.Specs != want {
 		t.Errorf("spec totals %+v, want %+v", m.Specs, want)
 	}
 	if last := m.Capabilities[len(m.Capabilities)-1]; last != "engine" {
@@ -167,15 +167,15 @@ func TestMatrixText(t *testing.T) {
 }
 
 func TestReportProblems(t *testing.T) {
-	full := conformance.Report{Harnesses: []conformance.HarnessReport{harness("m", conformance.LevelBase,
-		conformance.CapabilityResult{Name: "put", Status: conformance.StatusPassed, Counts: conformance.Counts{Passed: 1}})}}
+	full := report.Report{Harnesses: []report.HarnessReport{harness("m", report.LevelBase,
+		report.CapabilityResult{Name: "put", Status: report.StatusPassed, Counts: report.Counts{Passed: 1}})}}
 	if p := reportProblems(full, ""); len(p) != 0 {
 		t.Errorf("problems without a level requirement: %v", p)
 	}
-	if p := reportProblems(full, conformance.LevelFull); len(p) != 1 || !strings.Contains(p[0], "level BASE, required FULL") {
+	if p := reportProblems(full, report.LevelFull); len(p) != 1 || !strings.Contains(p[0], "level BASE, required FULL") {
 		t.Errorf("level requirement not enforced: %v", p)
 	}
-	empty := conformance.Report{Harnesses: []conformance.HarnessReport{{Name: "m", Level: conformance.LevelNone}}}
+	empty := report.Report{Harnesses: []report.HarnessReport{{Name: "m", Level: report.LevelNone}}}
 	if p := reportProblems(empty, ""); len(p) != 1 || !strings.Contains(p[0], "no spec ran") {
 		t.Errorf("a run with no spec must fail: %v", p)
 	}
@@ -262,20 +262,20 @@ func TestThirdPartyBackends(t *testing.T) {
 
 	// A completed third-party run with failed specs is a finding: the
 	// matrix passes and its specs are counted apart.
-	rep := conformance.Report{Harnesses: []conformance.HarnessReport{harness("lgjs-memory", conformance.LevelPartial,
-		conformance.CapabilityResult{Name: "put", Status: conformance.StatusFailed, Counts: conformance.Counts{Passed: 3, Failed: 2}},
+	rep := report.Report{Harnesses: []report.HarnessReport{harness("lgjs-memory", report.LevelPartial,
+		report.CapabilityResult{Name: "put", Status: report.StatusFailed, Counts: report.Counts{Passed: 3, Failed: 2}},
 	)}}
 	if !reportComplete(rep) {
 		t.Fatal("complete report judged incomplete")
 	}
 	m := newMatrix([]Result{{Backend: "lgjs-memory", ThirdParty: true, Passed: true, Findings: reportProblems(rep, ""), Report: &rep}})
-	if !m.Passed || m.Specs != (conformance.Counts{}) || m.ThirdPartySpecs != (conformance.Counts{Passed: 3, Failed: 2}) {
+	if !m.Passed || m.Specs != (report.Counts{}) || m.ThirdPartySpecs != (report.Counts{Passed: 3, Failed: 2}) {
 		t.Errorf("matrix passed=%v specs=%+v third-party=%+v", m.Passed, m.Specs, m.ThirdPartySpecs)
 	}
 	if !isSpecFailure("go test failed: exit status 1") || isSpecFailure("no conformance report was written") {
 		t.Error("isSpecFailure misjudges go test problems")
 	}
-	rep.Harnesses[0].Capabilities[0].Status = conformance.StatusNotRun
+	rep.Harnesses[0].Capabilities[0].Status = report.StatusNotRun
 	if reportComplete(rep) {
 		t.Error("a report with a capability not run is complete")
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
 // ginkgoSeparator is the line Ginkgo's verbose reporter prints between
@@ -163,7 +163,7 @@ func groupOf(header string) string {
 	}
 	labels := strings.Split(m[1], ", ")
 	for _, l := range labels {
-		if slices.Contains(conformance.BaseCapabilities, l) || slices.Contains(conformance.OptionalCapabilities, l) || l == "engine" {
+		if slices.Contains(report.BaseCapabilities, l) || slices.Contains(report.OptionalCapabilities, l) || l == "engine" {
 			return l
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
 // Result is the outcome of one backend's conformance run.
@@ -35,7 +35,7 @@ type Result struct {
 	ReportJSON string `json:"report_json"`
 	Log        string `json:"log"`
 	// Report is the conformance report; nil when none was written.
-	Report *conformance.Report `json:"report,omitempty"`
+	Report *report.Report `json:"report,omitempty"`
 }
 
 // Matrix is the combined outcome of every backend, as printed by -json and
@@ -48,15 +48,15 @@ type Matrix struct {
 	Backends     []Result `json:"backends"`
 	// Specs totals the specs of every harness of checkpointkit's backends,
 	// ThirdPartySpecs those of the third-party ones.
-	Specs           conformance.Counts `json:"specs"`
-	ThirdPartySpecs conformance.Counts `json:"third_party_specs"`
+	Specs           report.Counts `json:"specs"`
+	ThirdPartySpecs report.Counts `json:"third_party_specs"`
 }
 
 // column is one column of the printed matrix: one harness of one backend.
 type column struct {
 	title  string
 	result *Result
-	h      *conformance.HarnessReport // nil if the run wrote no report
+	h      *report.HarnessReport // nil if the run wrote no report
 }
 
 // newMatrix combines the results of the backends.
@@ -71,7 +71,7 @@ func newMatrix(results []Result) Matrix {
 		}
 		for _, h := range r.Report.Harnesses {
 			for _, c := range h.Capabilities {
-				if !seen[c.Name] && !slices.Contains(conformance.BaseCapabilities, c.Name) && !slices.Contains(conformance.OptionalCapabilities, c.Name) {
+				if !seen[c.Name] && !slices.Contains(report.BaseCapabilities, c.Name) && !slices.Contains(report.OptionalCapabilities, c.Name) {
 					extra = append(extra, c.Name)
 				}
 				seen[c.Name] = true
@@ -82,20 +82,22 @@ func newMatrix(results []Result) Matrix {
 			}
 			for _, s := range h.Specs {
 				switch s.Status {
-				case conformance.StatusPassed:
+				case report.StatusPassed:
 					counts.Passed++
-				case conformance.StatusFailed:
+				case report.StatusFailed:
 					counts.Failed++
-				case conformance.StatusSkipped:
+				case report.StatusDiffers:
+					counts.Differs++
+				case report.StatusSkipped:
 					counts.Skipped++
-				case conformance.StatusNotSupported:
+				case report.StatusNotSupported:
 					counts.NotSupported++
 				}
 			}
 		}
 	}
 	slices.Sort(extra)
-	m.Capabilities = append(append(slices.Clone(conformance.BaseCapabilities), conformance.OptionalCapabilities...), extra...)
+	m.Capabilities = append(append(slices.Clone(report.BaseCapabilities), report.OptionalCapabilities...), extra...)
 	return m
 }
 
@@ -126,11 +128,11 @@ func (m Matrix) columns() []column {
 }
 
 // cell renders one capability of one harness.
-func cell(h *conformance.HarnessReport, capability string) string {
+func cell(h *report.HarnessReport, capability string) string {
 	if h == nil {
 		return "-"
 	}
-	var c *conformance.CapabilityResult
+	var c *report.CapabilityResult
 	for i := range h.Capabilities {
 		if h.Capabilities[i].Name == capability {
 			c = &h.Capabilities[i]
@@ -139,17 +141,19 @@ func cell(h *conformance.HarnessReport, capability string) string {
 	if c == nil {
 		return "-"
 	}
-	ran := c.Passed + c.Failed + c.Skipped + c.NotSupported
+	ran := c.Passed + c.Failed + c.Differs + c.Skipped + c.NotSupported
 	switch c.Status {
-	case conformance.StatusPassed:
+	case report.StatusPassed:
 		return fmt.Sprintf("passed %d", c.Passed)
-	case conformance.StatusFailed:
+	case report.StatusDiffers:
+		return fmt.Sprintf("differs %d/%d", c.Differs, ran)
+	case report.StatusFailed:
 		return fmt.Sprintf("FAILED %d/%d", c.Failed, ran)
-	case conformance.StatusSkipped:
+	case report.StatusSkipped:
 		return fmt.Sprintf("skipped %d/%d", c.Skipped, ran)
-	case conformance.StatusNotSupported:
+	case report.StatusNotSupported:
 		return fmt.Sprintf("not supported %d", c.NotSupported)
-	case conformance.StatusNotRun:
+	case report.StatusNotRun:
 		return "not run"
 	}
 	return string(c.Status)
@@ -162,7 +166,7 @@ func (m Matrix) rows() [][]string {
 	rows := [][]string{append([]string{"capability"}, titles(cols)...)}
 	for _, name := range m.Capabilities {
 		label := name
-		if slices.Contains(conformance.OptionalCapabilities, name) {
+		if slices.Contains(report.OptionalCapabilities, name) {
 			label += "*"
 		}
 		row := []string{label}
@@ -171,21 +175,26 @@ func (m Matrix) rows() [][]string {
 		}
 		rows = append(rows, row)
 	}
-	level, specs, took, verdict := []string{"LEVEL"}, []string{"specs"}, []string{"time"}, []string{"result"}
+	level, core, strict := []string{"LEVEL"}, []string{"core"}, []string{"strict"}
+	specs, took, verdict := []string{"specs"}, []string{"time"}, []string{"result"}
 	for _, c := range cols {
 		if c.h == nil {
 			level = append(level, "-")
+			core = append(core, "-")
+			strict = append(strict, "-")
 			specs = append(specs, "-")
 		} else {
 			level = append(level, string(c.h.Level))
-			var n conformance.Counts
+			core = append(core, string(c.h.CoreLevel))
+			strict = append(strict, string(c.h.StrictLevel))
+			var n report.Counts
 			for _, s := range c.h.Specs {
 				switch s.Status {
-				case conformance.StatusPassed:
+				case report.StatusPassed:
 					n.Passed++
-				case conformance.StatusFailed:
+				case report.StatusFailed:
 					n.Failed++
-				case conformance.StatusSkipped, conformance.StatusNotSupported:
+				case report.StatusSkipped, report.StatusNotSupported, report.StatusDiffers:
 					n.Skipped++
 				}
 			}
@@ -198,10 +207,10 @@ func (m Matrix) rows() [][]string {
 			verdict = append(verdict, "FAIL")
 		}
 	}
-	return append(rows, nil, level, specs, took, verdict)
+	return append(rows, nil, level, core, strict, specs, took, verdict)
 }
 
-const legend = "* optional capability; cells: passed N | FAILED failed/run | skipped skipped/run | not supported N | not run (filtered out)"
+const legend = "* optional capability; cells: passed N | FAILED failed/run | differs differing/run (a LangGraph saver's behaviour on a strict rule) | skipped skipped/run | not supported N | not run (filtered out); LEVEL is the lower of the core and strict levels"
 
 // WriteMarkdown prints the matrix as a GitHub-flavoured Markdown table
 // (for $GITHUB_STEP_SUMMARY), followed by the failures.
@@ -297,15 +306,19 @@ func (m Matrix) writeProblems(w io.Writer) {
 			continue
 		}
 		for _, h := range r.Report.Harnesses {
+			if len(h.PrimaryFailedRules) > 0 {
+				fmt.Fprintf(w, "  [%s] root causes: %s\n", h.Name, strings.Join(h.PrimaryFailedRules, " "))
+			}
 			n := 0
 			for _, s := range h.Specs {
-				if s.Status != conformance.StatusFailed {
+				if s.Status != report.StatusFailed {
 					continue
 				}
 				if n++; n > maxSpecs {
 					continue
 				}
-				fmt.Fprintf(w, "  [%s] %s\n      %s\n", h.Name, s.Text, s.Message)
+				msg, _, _ := strings.Cut(strings.TrimSpace(s.Message), "\n")
+				fmt.Fprintf(w, "  [%s] %s\n      %s\n", h.Name, s.Text, msg)
 			}
 			if n > maxSpecs {
 				fmt.Fprintf(w, "  [%s] ... and %d more failed specs (see %s)\n", h.Name, n-maxSpecs, r.ReportJSON)
