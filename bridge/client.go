@@ -68,9 +68,10 @@ func (c *client) next(ctx context.Context, p *pending) (*message, error) {
 	}
 }
 
-// newClient starts the reader and writer goroutines of a connection.
-// onEOF is called by the reader when r ends; it returns the error every
-// call fails with from then on.
+// newClient starts the reader goroutine of a connection; callers write
+// their requests themselves through the outbox. onEOF is called by the
+// reader when r ends; it returns the error every call fails with from then
+// on.
 func newClient(r io.Reader, w io.WriteCloser, onWriteError func(error), onEOF func(error) error) *client {
 	c := &client{
 		pending:  make(map[int64]*pending),
@@ -135,6 +136,9 @@ func (c *client) route(line []byte) error {
 	m, err := parseMessage(line)
 	if err != nil {
 		return fmt.Errorf("bridge: the server wrote a line that is not a message (%v): %q: %w", err, truncate(line, 200), ErrBadRequest)
+	}
+	if m.id == 0 { // a complaint about a line of ours that named no request
+		return badRequest("the server rejected a message of this client: %s", m.err.message)
 	}
 	if !m.hasResult && m.err == nil && !m.hasItem {
 		return badRequest("the server wrote a message without result, error or item: %q", truncate(line, 200))

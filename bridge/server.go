@@ -172,6 +172,9 @@ func (s *server) endRead(err error) {
 // returns the func that runs it.
 func (s *server) dispatch(line []byte) (run func()) {
 	m, err := parseMessage(line)
+	if err == nil && m.id == 0 {
+		err = badRequest("message without a positive integer id")
+	}
 	if err != nil {
 		s.rejectLine(m.id, err.Error(), line)
 		return nil
@@ -239,6 +242,7 @@ func (s *server) start(m *message) (run func()) {
 	if s.closing {
 		s.mu.Unlock()
 		cancel()
+		s.out.sendAsync(func(b []byte) []byte { return appendError(b, m.id, codeCanceled, "bridge: the session is ending") })
 		return nil
 	}
 	if s.inflight[m.id] != nil {
@@ -313,16 +317,16 @@ func (s *server) sendItem(req *request, raw []byte) bool {
 // cancelled; otherwise every request is cancelled at once. Then every saver
 // is closed and the output flushed.
 func (s *server) shutdown(finish bool) {
-	done := make(chan struct{})
-	go func() { s.handlers.Wait(); close(done) }()
-
 	s.mu.Lock()
-	s.closing = true
+	s.closing = true // from here on no request is added to handlers
 	reqs := make([]*request, 0, len(s.inflight))
 	for _, req := range s.inflight {
 		reqs = append(reqs, req)
 	}
 	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.handlers.Wait(); close(done) }()
+
 	for _, req := range reqs {
 		if finish {
 			req.credit.Store(math.MaxInt64 / 2)

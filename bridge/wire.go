@@ -51,9 +51,10 @@ func badRequest(format string, a ...any) error {
 	return fmt.Errorf("bridge: %s: %w", fmt.Sprintf(format, a...), ErrBadRequest)
 }
 
-// parseMessage decodes one line with a single pass of encoding/json. When
-// the line is an object with a usable id but is malformed otherwise, the
-// returned message carries that id along with the error.
+// parseMessage decodes one line. When the line is an object with a usable
+// id but is malformed otherwise, the returned message carries that id
+// along with the error. Id 0 is accepted only on an error answer (a
+// server's complaint about a line that named no request).
 func parseMessage(line []byte) (*message, error) {
 	m := &message{}
 	tree, err := decodeJSON(line)
@@ -65,7 +66,7 @@ func parseMessage(line []byte) (*message, error) {
 		return m, badRequest("a message must be a JSON object, not %s", kindOf(tree))
 	}
 	id, present, err := intMember(obj, "id")
-	if err != nil || !present || id <= 0 {
+	if err != nil || !present || id < 0 || (id == 0 && obj["error"] == nil) {
 		return m, badRequest("message without a positive integer id")
 	}
 	m.id = id
