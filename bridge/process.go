@@ -277,7 +277,8 @@ func (p *Process) StderrTail() string {
 // server's standard input is closed, and Close waits the grace period for
 // it to exit before killing it (its whole process group, on Linux). It
 // returns an error when the server had to be killed or exited with a
-// non-zero status. Close is idempotent.
+// non-zero status (unless its end was already reported to the calls, as an
+// *ExitError). Close is idempotent.
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.close() })
 	return p.closeErr
