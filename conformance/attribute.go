@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"maps"
@@ -15,29 +16,48 @@ import (
 )
 
 // Root causes. Most specs are focused: they cite one rule, or a few, and
-// fail only when a saver breaks one of them. Broad specs (the model-based
-// random sequences, the generated List matrix, the engine scenarios and
-// golden traces) cite many rules and fail for almost any fault. After a
-// run, the report names as root causes the rules of failed focused specs;
-// a failed broad spec adds a root cause only when no focused failure (or
-// differing strict rule) explains it. A focused result explains a broad
-// failure when a mutant breaking its rule is known to fail that broad spec
-// too: explain.json lists those rules per broad spec group. It is written
-// by the mutants package's tests (TestEngineEvidence for the engine groups,
-// TestKillMatrix -mutants.full -mutants.explain for the others).
+// fail only when a saver breaks one of them, or a rule their scenario
+// relies on. Broad specs (the model-based random sequences, the generated
+// List matrix, the engine scenarios and golden traces) cite many rules and
+// fail for almost any fault. After a run, the report names as root causes
+// the rules of failed focused specs that no other failure explains; a
+// failed broad spec adds a root cause only when no failure of a focused
+// spec (or a rule that differs, or an earlier broad root cause) explains it.
+//
+// Rule R explains a failure when a mutant breaking R (package
+// conformance/mutants) is known to cause that failure: explain.json lists,
+// per broad spec group and per rule, the rules whose mutants fail them. A
+// failure explained both ways (R explains X and X explains R) is not
+// explained: both stay root causes. `go test ./conformance/mutants -run
+// TestKillMatrix -mutants.full -mutants.explain=../explain.json` rewrites
+// the table.
 
 //go:embed explain.json
 var explainJSON []byte
 
-// explainRules maps a broad spec group to the rules whose failure explains
-// a failure of the group's specs.
-var explainRules = sync.OnceValue(func() map[string][]string {
-	var m map[string][]string
-	if err := json.Unmarshal(explainJSON, &m); err != nil {
+// explanations is the decoded explain.json.
+type explanations struct {
+	// Broad maps a broad spec group to the rules whose failure explains a
+	// failure of its specs.
+	Broad map[string][]string `json:"broad"`
+	// Focused maps a rule to the rules whose failure explains a failure of
+	// a focused spec citing it.
+	Focused map[string][]string `json:"focused"`
+}
+
+var explainTable = sync.OnceValue(func() explanations {
+	var x explanations
+	if err := json.Unmarshal(explainJSON, &x); err != nil {
 		panic("conformance: explain.json: " + err.Error())
 	}
-	return m
+	return x
 })
+
+// explains reports whether a failure of rule r explains one of rule x's
+// focused specs, one way only.
+func (x explanations) explains(r, x2 string) bool {
+	return r != x2 && slices.Contains(x.Focused[x2], r) && !slices.Contains(x.Focused[r], x2)
+}
 
 // broadSpec describes a broad spec.
 type broadSpec struct {
@@ -46,6 +66,10 @@ type broadSpec struct {
 	// attributed are the rules a failure is attributed to when nothing
 	// explains it and the spec recorded nothing more precise.
 	attributed []string
+	// order is the registration order: broad specs are judged in it, so
+	// that an engine scenario that builds on an earlier one's paths can be
+	// explained by the earlier one's root cause.
+	order int
 }
 
 var (
@@ -56,9 +80,19 @@ var (
 // checkBroad registers a broad spec of the given group; see check.
 func checkBroad(text, group string, labels g.Labels, attributed []string, body func(ctx g.SpecContext)) bool {
 	broadMu.Lock()
-	broadSpecs[text] = broadSpec{group: group, attributed: attributed}
+	if _, ok := broadSpecs[text]; !ok {
+		broadSpecs[text] = broadSpec{group: group, attributed: attributed, order: len(broadSpecs)}
+	}
 	broadMu.Unlock()
 	return g.It(text, labels, g.SpecTimeout(specTimeout), body)
+}
+
+// engineLast is 0 for an engine spec and 1 for any other broad spec.
+func engineLast(s *report.SpecResult) int {
+	if strings.HasPrefix(s.Broad, "engine ") {
+		return 0
+	}
+	return 1
 }
 
 // broadGroup returns the group of a broad spec, or "" for a focused one.
@@ -91,13 +125,14 @@ func attributedEntry(s types.SpecReport) []string {
 // attribute finds the root causes of h's failures and fills the rule rows
 // and h.PrimaryFailedRules, h.FailedRules.
 func attribute(h *report.HarnessReport) {
-	roots := map[string]bool{}
+	x := explainTable()
+	focused := map[string]bool{} // rules of failed focused specs
 	differs := map[string]string{}
 	for _, s := range h.Specs {
 		switch {
 		case s.Status == report.StatusFailed && s.Broad == "":
 			for _, id := range s.Rules {
-				roots[id] = true
+				focused[id] = true
 			}
 		case s.Status == report.StatusDiffers:
 			for _, id := range s.Rules {
@@ -107,18 +142,38 @@ func attribute(h *report.HarnessReport) {
 			}
 		}
 	}
-	explainers := maps.Clone(roots)
+	evidence := maps.Clone(focused)
 	for id := range differs {
-		explainers[id] = true
+		evidence[id] = true
 	}
-	explained := map[string][]string{} // rule -> root causes explaining its broad failures
-	for i := range h.Specs {
-		s := &h.Specs[i]
-		if s.Status != report.StatusFailed || s.Broad == "" {
-			continue
+	roots := map[string]bool{}
+	explained := map[string][]string{} // rule -> the failures explaining it
+	for id := range focused {
+		for r := range evidence {
+			if x.explains(r, id) {
+				explained[id] = append(explained[id], r)
+			}
 		}
-		deps, known := explainRules()[s.Broad]
-		for id := range explainers {
+		if len(explained[id]) == 0 {
+			roots[id] = true
+		}
+	}
+	var broad []*report.SpecResult
+	for i := range h.Specs {
+		if s := &h.Specs[i]; s.Status == report.StatusFailed && s.Broad != "" {
+			broad = append(broad, s)
+		}
+	}
+	// Engine specs first: their root causes are specific, and may explain
+	// the List matrix or the model (a List path only the engine takes).
+	broadMu.Lock()
+	slices.SortFunc(broad, func(a, b *report.SpecResult) int {
+		return cmp.Or(cmp.Compare(engineLast(a), engineLast(b)), broadSpecs[a.Text].order-broadSpecs[b.Text].order)
+	})
+	broadMu.Unlock()
+	for _, s := range broad {
+		deps, known := x.Broad[s.Broad]
+		for id := range evidence {
 			if !known || slices.Contains(deps, id) {
 				s.ExplainedBy = append(s.ExplainedBy, id)
 			}
@@ -140,6 +195,9 @@ func attribute(h *report.HarnessReport) {
 		}
 		for _, id := range s.Attributed {
 			roots[id] = true
+			// A later broad spec (an engine scenario that builds on an
+			// earlier one) may be explained by this root cause.
+			evidence[id] = true
 		}
 	}
 
@@ -168,19 +226,20 @@ func attribute(h *report.HarnessReport) {
 				continue
 			}
 			row.Add(s.Status)
-			if !(s.Status == report.StatusFailed && len(s.ExplainedBy) > 0) {
+			if s.Status != report.StatusFailed {
 				rest.Add(s.Status)
 			}
 		}
-		switch st := rest.Status(); {
+		switch {
 		case roots[r.ID]:
 			row.Status = report.StatusFailed
 		case differs[r.ID] != "":
 			row.Status, row.Differs = report.StatusDiffers, differs[r.ID]
-		case len(explained[r.ID]) > 0 && (st == report.StatusPassed || st == report.StatusNotRun):
-			row.Status, row.ExplainedBy = report.StatusExplained, docOrder(explained[r.ID])
+		case len(explained[r.ID]) > 0:
+			by := slices.DeleteFunc(docOrder(explained[r.ID]), func(id string) bool { return id == r.ID })
+			row.Status, row.ExplainedBy = report.StatusExplained, by
 		default:
-			row.Status = st
+			row.Status = rest.Status()
 		}
 		h.Rules = append(h.Rules, row)
 	}

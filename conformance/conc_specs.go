@@ -80,7 +80,7 @@ func writeChain(ctx context.Context, s spec.Saver, th string, w int) error {
 		if err != nil {
 			return err
 		}
-		if err := s.PutWrites(ctx, cfg, ws, "task", ""); err != nil {
+		if err := s.PutWrites(ctx, cfg, ws, "task", taskPath); err != nil {
 			return err
 		}
 		parent = cp.ID
@@ -121,19 +121,19 @@ func concSpecs(e *env) {
 					return err
 				}
 				// Every worker also writes to one common checkpoint.
-				return e.s.PutWrites(ctx, shared, []spec.Write{{Channel: "c", Value: w}}, fmt.Sprintf("task-%02d", w), "")
+				return e.s.PutWrites(ctx, shared, []spec.Write{{Channel: "c", Value: w}}, fmt.Sprintf("task-%02d", w), taskPath)
 			})).To(Succeed())
 			Expect(e.list(ctx, spec.ListOptions{ThreadID: "shared"})).To(HaveLen(concWorkers*concSteps + 1))
 			expectAll(ctx, th)
 			Expect(e.get(ctx, "shared", "", "w99").PendingWrites).To(HaveLen(concWorkers))
 		})
 
-		check("[CONC-2][WRITES-2][WRITES-3][PUT-11] keeps exactly one write per key and one checkpoint per key under contention", lConc, func(ctx context.Context) {
+		check("[CONC-2] keeps exactly one write per key and one checkpoint per key under contention", lConc, func(ctx context.Context) {
 			cfg := e.put(ctx, "t", "", "", "c1", nil)
 			Expect(runWorkers(func(w int) error {
 				for range 5 {
 					ws := []spec.Write{{Channel: "a", Value: w}, {Channel: spec.InterruptChannel, Value: w}}
-					if err := e.s.PutWrites(ctx, cfg, ws, "same-task", ""); err != nil {
+					if err := e.s.PutWrites(ctx, cfg, ws, "same-task", taskPath); err != nil {
 						return err
 					}
 					cp := cpOf("c2", map[string]any{"v": int64(w)}, spec.Versions{"v": spec.Version(fmt.Sprint(w))})

@@ -88,10 +88,14 @@ func (e *env) putValues(ctx context.Context, thread, ns, parent, id string, valu
 	return e.putCP(ctx, spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: parent}, cpOf(id, values, versions), nil, versions)
 }
 
+// taskPath is the task path the specs pass to PutWrites; only the spec of
+// WRITES-8 passes others, the empty one included.
+const taskPath = "task-path"
+
 // writes calls PutWrites and fails the spec on error.
 func (e *env) writes(ctx context.Context, cfg spec.Config, task string, ws ...spec.Write) {
 	g.GinkgoHelper()
-	Expect(e.s.PutWrites(ctx, cfg, ws, task, "")).To(Succeed(), "PutWrites %+v task %q", cfg, task)
+	Expect(e.s.PutWrites(ctx, cfg, ws, task, taskPath)).To(Succeed(), "PutWrites %+v task %q", cfg, task)
 }
 
 // get calls GetTuple and fails the spec unless it succeeds.

@@ -238,7 +238,12 @@ func matrixAttribution(bad []matrixCase, scope string, all bool) []string {
 	}
 	switch {
 	case every(func(c matrixCase) bool { return c.err == nil && !c.keysDiffer }):
-		return []string{"LIST-SCOPE-5"}
+		var rules []string
+		for _, c := range bad {
+			rules = append(rules, tupleRules(c.diff)...)
+		}
+		slices.Sort(rules)
+		return slices.Compact(rules)
 	case every(func(c matrixCase) bool { return c.err == nil && c.sameKeys }):
 		return []string{"LIST-ORDER-1"}
 	case every(func(c matrixCase) bool { return len(c.opts.Filter) > 0 }):

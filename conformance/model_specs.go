@@ -97,7 +97,7 @@ func step(ctx context.Context, s spec.Saver, st *genState, o op) (diff string) {
 			return fmt.Sprintf("Put returned %+v, want %+v", out, want)
 		}
 	case opWrites:
-		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, "")
+		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, taskPath)
 	case opGet:
 		got, gerr := s.GetTuple(ctx, o.cfg)
 		want := st.m.get(o.cfg)
@@ -164,7 +164,7 @@ func stepInvalid(ctx context.Context, s spec.Saver, st *genState, o op) string {
 	case opPut:
 		_, err = s.Put(ctx, o.cfg, o.cp, o.md, o.nv)
 	case opWrites:
-		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, "")
+		err = s.PutWrites(ctx, o.cfg, o.writes, o.task, taskPath)
 	case opGet:
 		var t *spec.Tuple
 		t, err = s.GetTuple(ctx, o.cfg)

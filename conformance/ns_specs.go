@@ -50,7 +50,7 @@ func nsSpecs(e *env) {
 			Expect(e.get(ctx, "t", full, "").Config.Namespace).To(Equal(full))
 			e.expectMissing(ctx, "t", spec.RecastNamespace(full), "")
 			e.expectMissing(ctx, "t", "parent:1f2a", "")
-			listed := e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true})
+			listed := e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: full})
 			Expect(listed).To(HaveLen(1))
 			Expect(listed[0].Config.Namespace).To(Equal(full))
 		})

@@ -18,15 +18,19 @@ const snapshotBehaviour = "the checkpoint reads back the ChannelValues it was pu
 // putSpecs covers identity (ID-*) and Put (PUT-*).
 func putSpecs(e *env) {
 	g.Describe("Put and identity", func() {
-		check("[PUT-1][ID-3] stores under (thread, namespace, cp.ID) and returns that config", lPut, func(ctx context.Context) {
+		check("[PUT-1] returns (cfg.ThreadID, cfg.Namespace, cp.ID) and stores the checkpoint under it", lPut, func(ctx context.Context) {
 			cfg := spec.Config{ThreadID: "t1", Namespace: "child:1", CheckpointID: "parent-id"}
 			out := e.putCP(ctx, cfg, cpOf("cp-7", nil, nil), nil, nil)
 			Expect(out).To(Equal(spec.Config{ThreadID: "t1", Namespace: "child:1", CheckpointID: "cp-7"}))
-			t := e.get(ctx, "t1", "child:1", "cp-7")
-			Expect(t.Config).To(Equal(out))
-			Expect(t.Checkpoint.ID).To(Equal("cp-7"))
+			Expect(e.get(ctx, "t1", "child:1", "cp-7").Config).To(Equal(out))
+		})
+
+		check("[ID-3] stores exactly cp.ID and invents no other ID", lPut, func(ctx context.Context) {
+			e.putCP(ctx, spec.Config{ThreadID: "t1", Namespace: "child:1", CheckpointID: "parent-id"}, cpOf("cp-7", nil, nil), nil, nil)
+			Expect(e.get(ctx, "t1", "child:1", "cp-7").Checkpoint.ID).To(Equal("cp-7"))
+			Expect(e.get(ctx, "t1", "child:1", "").Config.CheckpointID).To(Equal("cp-7"))
 			e.expectMissing(ctx, "t1", "child:1", "parent-id")
-			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "t1", AllNamespaces: true}))).To(Equal([]string{"cp-7"}))
+			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "t1", Namespace: "child:1"}))).To(Equal([]string{"cp-7"}))
 		})
 
 		check("[ID-2] keeps adversarial thread IDs, namespaces and checkpoint IDs byte for byte", lPut, func(ctx context.Context) {
@@ -107,10 +111,10 @@ func putSpecs(e *env) {
 			}
 		})
 
-		check("[PUT-2] stores a non-empty cfg.CheckpointID as the parent, in the same thread and namespace, even if absent", lPut, func(ctx context.Context) {
-			e.put(ctx, "t", "ns:1", "never-stored", "c1", nil)
-			t := e.get(ctx, "t", "ns:1", "c1")
-			Expect(t.Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "ns:1", CheckpointID: "never-stored"}))
+		check("[PUT-2] stores a non-empty cfg.CheckpointID as the parent, in the same thread and namespace", lPut, func(ctx context.Context) {
+			e.put(ctx, "t", "ns:1", "", "c1", nil)
+			e.put(ctx, "t", "ns:1", "c1", "c2", nil)
+			Expect(e.get(ctx, "t", "ns:1", "c2").Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "ns:1", CheckpointID: "c1"}))
 		})
 
 		check("[PUT-3] stores a checkpoint without a parent when cfg.CheckpointID is empty", lPut, func(ctx context.Context) {
@@ -120,11 +124,11 @@ func putSpecs(e *env) {
 
 		check("[PUT-4] stores the value of every channel in newVersions, and a child reads its unchanged channels", lPut, func(ctx context.Context) {
 			e.putValues(ctx, "t", "", "", "c1", map[string]any{"a": "v1", "b": "v2"}, spec.Versions{"a": "1", "b": "1"})
+			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": "v1", "b": "v2"}, "c1 values")
 			// Only a is new; b keeps version 1 and its value, as an engine passes it.
 			cp2 := cpOf("c2", map[string]any{"a": "v1-updated", "b": "v2"}, spec.Versions{"a": "2", "b": "1"})
 			e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cp2, nil, spec.Versions{"a": "2"})
 			expectSame(e.get(ctx, "t", "", "c2").Checkpoint.ChannelValues, map[string]any{"a": "v1-updated", "b": "v2"}, "c2 values")
-			expectSame(e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, map[string]any{"a": "v1", "b": "v2"}, "c1 values")
 		})
 
 		check("[PUT-5] reads a channel that is not in newVersions from its earlier version, not from ChannelValues", lPut, func(ctx context.Context) {
@@ -168,9 +172,13 @@ func putSpecs(e *env) {
 		})
 
 		check("[PUT-9] never changes what an earlier checkpoint reads", lPut, func(ctx context.Context) {
-			e.putValues(ctx, "t", "", "", "c1", map[string]any{"a": "old"}, spec.Versions{"a": "1"})
-			e.putValues(ctx, "t", "", "c1", "c2", map[string]any{"a": "new"}, spec.Versions{"a": "2"})
-			e.putValues(ctx, "t", "", "c2", "c3", map[string]any{"a": "newer"}, spec.Versions{"a": "3"})
+			for i, id := range []string{"c1", "c2", "c3"} {
+				parent := []string{"", "c1", "c2"}[i]
+				ver := spec.Version(fmt.Sprint(i + 1))
+				cp := cpOf(id, map[string]any{"a": []string{"old", "new", "newer"}[i]}, spec.Versions{"a": ver})
+				cp.UpdatedChannels = []string{"a"} // as an engine sets it
+				e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: parent}, cp, nil, spec.Versions{"a": ver})
+			}
 			for id, want := range map[string]string{"c1": "old", "c2": "new", "c3": "newer"} {
 				expectSame(e.get(ctx, "t", "", id).Checkpoint.ChannelValues, map[string]any{"a": want}, id)
 			}
@@ -188,6 +196,12 @@ func putSpecs(e *env) {
 			Expect(got.TS).To(Equal(cp.TS))
 			Expect(got.ChannelVersions).To(Equal(cp.ChannelVersions))
 			Expect(got.VersionsSeen).To(Equal(cp.VersionsSeen))
+			// Timestamps come back as the same string, trailing zeros kept.
+			for i, ts := range []string{"2026-11-22T00:00:00.123450Z", "2026-11-22T00:00:00Z", "not a time"} {
+				cp.ID, cp.TS = fmt.Sprintf("ts%d", i), ts
+				e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, nil)
+				Expect(e.get(ctx, "t", "", cp.ID).Checkpoint.TS).To(Equal(ts))
+			}
 		})
 
 		check("[PUT-14] returns UpdatedChannels as given, nil staying nil", lPut, func(ctx context.Context) {

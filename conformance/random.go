@@ -60,7 +60,7 @@ func (o op) call() string {
 		return fmt.Sprintf("s.Put(ctx, %#v, spec.Checkpoint{V: %d, ID: %q, TS: %q, ChannelValues: %#v, ChannelVersions: %#v}, %#v, %#v)",
 			o.cfg, o.cp.V, o.cp.ID, o.cp.TS, o.cp.ChannelValues, o.cp.ChannelVersions, o.md, o.nv)
 	case opWrites:
-		return fmt.Sprintf("s.PutWrites(ctx, %#v, %#v, %q, \"\")", o.cfg, o.writes, o.task)
+		return fmt.Sprintf("s.PutWrites(ctx, %#v, %#v, %q, %q)", o.cfg, o.writes, o.task, taskPath)
 	case opGet:
 		return fmt.Sprintf("s.GetTuple(ctx, %#v)", o.cfg)
 	case opList:

@@ -26,25 +26,39 @@ func writesSpecs(e *env) {
 			Expect(sortWrites(pending(ctx))).To(equalTyped(sortWrites(want)))
 		}
 
-		check("[WRITES-1] indexes writes by position, special writes included, and by fixed negative indices", lWrites, func(ctx context.Context) {
+		check("[WRITES-1] keys writes by task and index: the position, special writes included, or a special channel's fixed index", lWrites, func(ctx context.Context) {
 			setup(ctx)
 			e.writes(ctx, cfg, "task",
-				spec.Write{Channel: "a", Value: 0}, spec.Write{Channel: spec.ErrorChannel, Value: "e"},
-				spec.Write{Channel: "b", Value: 2}, spec.Write{Channel: spec.InterruptChannel, Value: "i"},
-				spec.Write{Channel: "c", Value: 4})
-			// Keys 0, 2 and 4 exist; only position 1 of this call is new.
-			e.writes(ctx, cfg, "task", spec.Write{Channel: "x", Value: "x"}, spec.Write{Channel: "y", Value: "y"}, spec.Write{Channel: "z", Value: "z"})
+				spec.Write{Channel: "a", Value: "a"}, spec.Write{Channel: spec.ErrorChannel, Value: "e"},
+				spec.Write{Channel: "b", Value: "b"}, spec.Write{Channel: spec.InterruptChannel, Value: "i"},
+				spec.Write{Channel: "c", Value: "c"})
+			// Positions 0, 2 and 4 repeat with equal values (so first-wins or
+			// last-wins does not matter); 1 and 3 are new regular keys.
+			e.writes(ctx, cfg, "task",
+				spec.Write{Channel: "a", Value: "a"}, spec.Write{Channel: "y", Value: "y"},
+				spec.Write{Channel: "b", Value: "b"}, spec.Write{Channel: "x", Value: "x"},
+				spec.Write{Channel: "c", Value: "c"})
 			anyOrder(ctx,
 				pw("task", spec.InterruptChannel, "i"), pw("task", spec.ErrorChannel, "e"),
-				pw("task", "a", int64(0)), pw("task", "y", "y"), pw("task", "b", int64(2)), pw("task", "c", int64(4)),
-			)
+				pw("task", "a", "a"), pw("task", "y", "y"), pw("task", "b", "b"), pw("task", "x", "x"), pw("task", "c", "c"))
+			// Another channel at an existing position is the same key: it
+			// adds no write (which of the two remains is WRITES-2's matter).
+			e.writes(ctx, cfg, "task", spec.Write{Channel: "z", Value: "z"})
+			var slot0 []string
+			got := pending(ctx)
+			for _, w := range got {
+				if w.Channel == "a" || w.Channel == "z" {
+					slot0 = append(slot0, w.Channel)
+				}
+			}
+			Expect(got).To(HaveLen(7), "writes after a write to channel z at the existing position 0")
+			Expect(slot0).To(HaveLen(1), "position 0 holds one write")
 		})
 
-		check("[WRITES-2] ignores a repeated regular write key even with a different value or channel", lWrites, func(ctx context.Context) {
+		check("[WRITES-2] ignores a repeated regular write key even with a different value", lWrites, func(ctx context.Context) {
 			setup(ctx)
 			e.writes(ctx, cfg, "task", spec.Write{Channel: "ch", Value: "first"})
 			e.writes(ctx, cfg, "task", spec.Write{Channel: "ch", Value: "second"})
-			e.writes(ctx, cfg, "task", spec.Write{Channel: "other", Value: "third"})
 			anyOrder(ctx, pw("task", "ch", "first"))
 		})
 
@@ -100,9 +114,11 @@ func writesSpecs(e *env) {
 
 		check("[WRITES-8] accepts any task path, including empty, and does not return it", lWrites, func(ctx context.Context) {
 			setup(ctx)
-			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: 1}}, "t1", "")).To(Succeed())
-			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: 2}}, "t2", "~__pregel_pull|node:1|%_'\"")).To(Succeed())
-			anyOrder(ctx, pw("t1", "a", int64(1)), pw("t2", "a", int64(2)))
+			c2 := e.put(ctx, "t", "", "", "c2", nil)
+			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{{Channel: "a", Value: "one"}}, "t1", "")).To(Succeed())
+			Expect(e.s.PutWrites(ctx, c2, []spec.Write{{Channel: "a", Value: "two"}}, "t1", "~__pregel_pull|node:1|%_'\"")).To(Succeed())
+			Expect(pending(ctx)).To(equalTyped([]spec.PendingWrite{pw("t1", "a", "one")}))
+			Expect(e.get(ctx, "t", "", "c2").PendingWrites).To(equalTyped([]spec.PendingWrite{pw("t1", "a", "two")}))
 		})
 
 		check("[WRITES-9] orders pending writes by task ID byte-wise, then index", lWrites, func(ctx context.Context) {
@@ -140,8 +156,8 @@ func writesSpecs(e *env) {
 
 		check("[WRITES-11] accepts an empty write slice and stores nothing", lWrites, func(ctx context.Context) {
 			setup(ctx)
-			Expect(e.s.PutWrites(ctx, cfg, nil, "task", "")).To(Succeed())
-			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{}, "task", "")).To(Succeed())
+			Expect(e.s.PutWrites(ctx, cfg, nil, "task", taskPath)).To(Succeed())
+			Expect(e.s.PutWrites(ctx, cfg, []spec.Write{}, "task", taskPath)).To(Succeed())
 			pws := pending(ctx)
 			Expect(pws).NotTo(BeNil())
 			Expect(pws).To(BeEmpty())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -60,11 +61,11 @@ func init() {
 	})
 	register(Mutant{
 		Name: "engine-early-task-writes-lost", Rule: "ENGINE-ASYNC-1",
-		Description: "Writes with a task path that arrive before their checkpoint is stored are dropped (as if a foreign key from the task-path row to the checkpoint failed silently).",
+		Description: "Writes with an engine task path (\"~__pregel_...\") that arrive before their checkpoint is stored are dropped (as if a foreign key from the task-path row to the checkpoint failed silently).",
 		New: func() spec.Saver {
 			w := wrap()
 			w.OnPutWrites = func(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-				if taskPath != "" {
+				if strings.HasPrefix(taskPath, "~__pregel_") {
 					if _, err := w.Inner.GetTuple(ctx, cfg); errors.Is(err, spec.ErrNotFound) {
 						return nil
 					}

@@ -62,7 +62,12 @@ type killResult struct {
 	// DiffersRules are the rules whose specs reported differs.
 	DiffersRules []string `json:"differs_rules,omitempty"`
 	// PrimaryRules are the report's root causes.
-	PrimaryRules []string      `json:"primary_rules"`
+	PrimaryRules []string `json:"primary_rules"`
+	// BroadFailed lists the groups of the failed broad specs (model, List
+	// matrix, engine scenarios and traces); NarrowFailed the rules cited by
+	// the failed focused specs, which are all the others.
+	BroadFailed  []string      `json:"broad_failed,omitempty"`
+	NarrowFailed []string      `json:"narrow_failed,omitempty"`
 	FailedSpecs  int           `json:"failed_specs"`
 	Races        []string      `json:"races,omitempty"` // rules cited by specs during which a race was reported
 	Duration     time.Duration `json:"duration_ns"`
@@ -138,6 +143,9 @@ func TestKillMatrix(t *testing.T) {
 			t.Errorf("%s (breaks %s): %s; failing rules %v; %s", r.Mutant, r.Rule, r.Verdict, r.FailedRules, r.Detail)
 		}
 	}
+	if *fullRuns && filter == nil {
+		checkRootCauses(t, results)
+	}
 }
 
 // runMutant runs the suite against m in a subprocess and judges the
@@ -170,7 +178,7 @@ func runMutant(ctx context.Context, dir string, m Mutant) killResult {
 // returns the verdict.
 func judge(ctx context.Context, dir string, m Mutant, args []string) killResult {
 	res := killResult{Mutant: m.Name, Rule: m.Rule}
-	out, rep, passed, err := runSuite(ctx, dir, m.Name, args)
+	out, rep, passed, err := runSuite(ctx, dir, m.Name, !*fullRuns, args)
 	res.Races = racesBySpec(out)
 	if err != nil {
 		res.Verdict = verdictBroken
@@ -198,7 +206,15 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 		if !slices.Contains(s.Labels, "model") {
 			res.FocusedRules = append(res.FocusedRules, s.Rules...)
 		}
+		if s.Broad != "" && !slices.Contains(res.BroadFailed, s.Broad) {
+			res.BroadFailed = append(res.BroadFailed, s.Broad)
+		}
+		if s.Broad == "" {
+			res.NarrowFailed = append(res.NarrowFailed, s.Rules...)
+		}
 	}
+	slices.Sort(res.NarrowFailed)
+	res.NarrowFailed = slices.Compact(res.NarrowFailed)
 	slices.Sort(res.FocusedRules)
 	res.FocusedRules = slices.Compact(res.FocusedRules)
 	switch {
@@ -209,10 +225,12 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 			res.Detail = fmt.Sprintf("the memory adapter failed %d specs (rules %v), raced during specs citing %v, exit status 0: %v\n%s",
 				res.FailedSpecs, h.FailedRules, res.Races, passed, tail(out, 60))
 		}
-	case slices.Contains(res.FocusedRules, m.Rule):
+	case slices.Contains(res.NarrowFailed, m.Rule):
 		res.Verdict = verdictKilled
 	case slices.Contains(res.DiffersRules, m.Rule):
 		res.Verdict = verdictDiffers
+	case slices.Contains(res.FocusedRules, m.Rule):
+		res.Verdict = verdictKilled
 	case slices.Contains(h.FailedRules, m.Rule):
 		res.Verdict = verdictModelOnly
 	case m.NeedsRace && slices.Contains(res.Races, m.Rule):
@@ -232,9 +250,10 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 
 // runSuite re-executes this test binary to run TestMutantSuite for name
 // and returns its combined output, its conformance report and whether it
-// exited with status 0. A failing exit status is expected for mutants and
-// is not an error.
-func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, report.Report, bool, error) {
+// exited with status 0. With stop, the subprocess skips the specs that
+// start after the mutant is killed. A failing exit status is expected for
+// mutants and is not an error.
+func runSuite(ctx context.Context, dir, name string, stop bool, args []string) ([]byte, report.Report, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, subprocessTimeout)
 	defer cancel()
 	f, err := os.CreateTemp(dir, name+"-*.json")
@@ -247,7 +266,7 @@ func runSuite(ctx context.Context, dir, name string, args []string) ([]byte, rep
 	cmd := exec.CommandContext(ctx, os.Args[0],
 		append([]string{"-test.run=^TestMutantSuite$", "-test.count=1", "-ginkgo.no-color"}, args...)...)
 	cmd.Env = append(os.Environ(), envMutant+"="+name, envReport+"="+reportPath)
-	if !*fullRuns {
+	if stop {
 		cmd.Env = append(cmd.Env, envStop+"=1")
 	}
 	var out bytes.Buffer
