@@ -25,8 +25,9 @@ var (
 )
 
 // ValidateIdentifier checks one identifier — a thread ID, namespace,
-// checkpoint ID, task ID or channel name: it must be valid UTF-8 and hold no
-// NUL byte, so that every backend can store it byte for byte. what names the
+// checkpoint ID, task ID, task path, channel or node name, or a version: it
+// must be valid UTF-8 and hold no NUL byte, so that every backend can store
+// it byte for byte (PostgreSQL's text type holds neither). what names the
 // identifier in the error, which wraps [ErrInvalidConfig]. The empty string
 // passes; callers check emptiness where it matters.
 func ValidateIdentifier(what, s string) error {
@@ -50,11 +51,13 @@ func validateConfig(op string, cfg Config) error {
 	return nil
 }
 
-// ValidatePut checks the arguments of [Saver.Put]: the thread ID and the
-// checkpoint ID must not be empty, and every identifier (thread, namespace,
-// parent and checkpoint IDs, channel names) must pass [ValidateIdentifier].
+// ValidatePut checks every argument of [Saver.Put] but the values and the
+// metadata: the thread ID and the checkpoint ID must not be empty, and every
+// identifier — thread, namespace, parent and checkpoint IDs, every channel
+// name, node name and version in cp and newVersions, and every channel of
+// cp.UpdatedChannels — must pass [ValidateIdentifier]. cp.TS is free.
 // Errors wrap [ErrInvalidConfig].
-func ValidatePut(cfg Config, cp Checkpoint) error {
+func ValidatePut(cfg Config, cp Checkpoint, newVersions Versions) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("put: empty thread ID: %w", ErrInvalidConfig)
 	}
@@ -67,14 +70,41 @@ func ValidatePut(cfg Config, cp Checkpoint) error {
 	if err := ValidateIdentifier("checkpoint ID", cp.ID); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
-	for ch := range cp.ChannelVersions {
-		if err := ValidateIdentifier("channel", ch); err != nil {
-			return fmt.Errorf("put: %w", err)
-		}
+	if err := validateVersions("put", "", cp.ChannelVersions); err != nil {
+		return err
+	}
+	if err := validateVersions("put", "new ", newVersions); err != nil {
+		return err
 	}
 	for ch := range cp.ChannelValues {
 		if err := ValidateIdentifier("channel", ch); err != nil {
 			return fmt.Errorf("put: %w", err)
+		}
+	}
+	for node, vs := range cp.VersionsSeen {
+		if err := ValidateIdentifier("node", node); err != nil {
+			return fmt.Errorf("put: versions seen: %w", err)
+		}
+		if err := validateVersions("put", "seen ", vs); err != nil {
+			return err
+		}
+	}
+	for _, ch := range cp.UpdatedChannels {
+		if err := ValidateIdentifier("updated channel", ch); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
+	return nil
+}
+
+// validateVersions checks the channel names and versions of vs.
+func validateVersions(op, what string, vs Versions) error {
+	for ch, v := range vs {
+		if err := ValidateIdentifier(what+"channel", ch); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		if err := ValidateIdentifier(what+"version of channel "+strconv.Quote(ch), string(v)); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
 		}
 	}
 	return nil
@@ -82,9 +112,9 @@ func ValidatePut(cfg Config, cp Checkpoint) error {
 
 // ValidatePutWrites checks every argument of [Saver.PutWrites] but the
 // values: the thread ID and the checkpoint ID must not be empty, and the
-// config's identifiers, the task ID and every channel name must pass
-// [ValidateIdentifier]. Errors wrap [ErrInvalidConfig].
-func ValidatePutWrites(cfg Config, writes []Write, taskID string) error {
+// config's identifiers, the task ID, the task path and every channel name
+// must pass [ValidateIdentifier]. Errors wrap [ErrInvalidConfig].
+func ValidatePutWrites(cfg Config, writes []Write, taskID, taskPath string) error {
 	if cfg.ThreadID == "" {
 		return fmt.Errorf("put writes: empty thread ID: %w", ErrInvalidConfig)
 	}
@@ -95,6 +125,9 @@ func ValidatePutWrites(cfg Config, writes []Write, taskID string) error {
 		return err
 	}
 	if err := ValidateIdentifier("task ID", taskID); err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
+	if err := ValidateIdentifier("task path", taskPath); err != nil {
 		return fmt.Errorf("put writes: %w", err)
 	}
 	for _, w := range writes {

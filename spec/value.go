@@ -10,18 +10,34 @@ import (
 	"unicode/utf8"
 )
 
+// MaxValueDepth is how deeply lists and maps may nest in a value that
+// [Normalize] accepts: a list or map is one level, a scalar none, so
+// []any{[]any{1}} has depth 2. Metadata counts as a map itself, so its
+// values may nest one level less. The limit is MongoDB's BSON nesting limit,
+// the smallest among the backends; MessagePack and PostgreSQL's jsonb accept
+// deeper values, so every adapter accepts and rejects the same ones.
+const MaxValueDepth = 100
+
 // Normalize converts v to the plain-value model that every saver stores and
 // returns: nil, bool, int64, float64, string, []byte, []any and
 // map[string]any, recursively. Other Go integers, unsigned integers that fit
 // in int64, float32, and slices, arrays and string-keyed maps of convertible
 // elements are converted. A nil slice or map becomes an empty one of the
 // model type. Anything else (structs, pointers, channels, funcs, maps with
-// non-string keys, unsigned values above math.MaxInt64) is rejected with an
-// error that wraps [ErrUnsupportedValue] and names the path to the bad value.
+// non-string keys, unsigned values above math.MaxInt64), a list or map that
+// contains itself, and lists and maps nested deeper than [MaxValueDepth]
+// are rejected with an error that wraps [ErrUnsupportedValue] and names the
+// path to the bad value. Rejection is fast: a value that contains itself
+// fails at the first repetition, whatever its fan-out.
 //
 // The result never shares mutable memory with v.
 func Normalize(v any) (any, error) {
-	return normalize(v, "$", false)
+	var n normalizer
+	out, err := n.value(v, 0)
+	if err != nil {
+		return nil, err.toError()
+	}
+	return out, nil
 }
 
 // NormalizeMetadata returns a normalised copy of md as Put stores it: values
@@ -48,29 +64,97 @@ func NormalizeFilter(f Metadata) (Metadata, error) {
 }
 
 func normalizeJSONMap(md Metadata) (Metadata, error) {
-	out := make(Metadata, len(md))
-	for k, v := range md {
-		path := "$[" + strconv.Quote(k) + "]"
-		if !utf8.ValidString(k) {
-			return nil, fmt.Errorf("metadata key %s is not valid UTF-8: %w", path, ErrUnsupportedValue)
-		}
-		nv, err := normalize(v, path, true)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = nv
+	n := normalizer{jsonOnly: true}
+	out, err := n.mapOf(md, md, 0)
+	if err != nil {
+		return nil, err.toError()
 	}
 	return out, nil
 }
 
-func unsupported(path string, v any, why string) error {
+// valueError is a rejected value: why, and the path to it, built while the
+// recursion unwinds (segs is innermost first), so that accepted values cost
+// no path strings at all.
+type valueError struct {
+	segs []string
+	why  string
+}
+
+func (e *valueError) at(seg string) *valueError {
+	e.segs = append(e.segs, seg)
+	return e
+}
+
+func (e *valueError) path() string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for i := len(e.segs) - 1; i >= 0; i-- {
+		b.WriteString(e.segs[i])
+	}
+	return b.String()
+}
+
+func (e *valueError) toError() error {
+	return fmt.Errorf("value at %s: %s: %w", e.path(), e.why, ErrUnsupportedValue)
+}
+
+func reject(v any, why string) *valueError {
 	if why == "" {
 		why = fmt.Sprintf("type %T", v)
 	}
-	return fmt.Errorf("value at %s: %s: %w", path, why, ErrUnsupportedValue)
+	return &valueError{why: why}
 }
 
-func normalize(v any, path string, jsonOnly bool) (any, error) {
+func indexSeg(i int) string  { return "[" + strconv.Itoa(i) + "]" }
+func keySeg(k string) string { return "[" + strconv.Quote(k) + "]" }
+
+// normalizer walks one value. open holds the non-empty lists and maps on
+// the path from the root to the current one, to recognise a value that
+// contains itself.
+type normalizer struct {
+	jsonOnly bool
+	open     []openContainer
+}
+
+// openContainer identifies a list or map being walked: its data pointer
+// and, for a slice, its length (two slices of one array with the same
+// start and length hold the same elements).
+type openContainer struct {
+	ptr uintptr
+	n   int
+}
+
+// enter checks that a container of the given depth (counting from 1) may be
+// walked and records it as open; leave undoes it.
+func (n *normalizer) enter(rv reflect.Value, depth int) *valueError {
+	if depth > MaxValueDepth {
+		return reject(nil, "lists and maps nested deeper than "+strconv.Itoa(MaxValueDepth)+" levels")
+	}
+	if rv.Len() == 0 {
+		return nil // holds nothing, so cannot hold itself
+	}
+	c := openContainer{ptr: rv.Pointer()}
+	if rv.Kind() == reflect.Slice {
+		c.n = rv.Len()
+	}
+	for _, o := range n.open {
+		if o == c {
+			return reject(nil, "the value contains itself")
+		}
+	}
+	n.open = append(n.open, c)
+	return nil
+}
+
+func (n *normalizer) leave(rv reflect.Value) {
+	if rv.Len() > 0 {
+		n.open = n.open[:len(n.open)-1]
+	}
+}
+
+// value normalises v found at the given depth (the number of lists and
+// maps around it).
+func (n *normalizer) value(v any, depth int) (any, *valueError) {
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
@@ -81,49 +165,73 @@ func normalize(v any, path string, jsonOnly bool) (any, error) {
 	case int:
 		return int64(x), nil
 	case float64:
-		if jsonOnly && (math.IsNaN(x) || math.IsInf(x, 0)) {
-			return nil, unsupported(path, v, "NaN and infinities are not allowed in metadata")
+		if n.jsonOnly && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			return nil, reject(v, "NaN and infinities are not allowed in metadata")
 		}
 		return x, nil
 	case string:
-		if jsonOnly && !utf8.ValidString(x) {
-			return nil, unsupported(path, v, "string is not valid UTF-8")
+		if n.jsonOnly && !utf8.ValidString(x) {
+			return nil, reject(v, "string is not valid UTF-8")
 		}
 		return x, nil
 	case []byte:
-		if jsonOnly {
-			return nil, unsupported(path, v, "byte slices are not allowed in metadata")
+		if n.jsonOnly {
+			return nil, reject(v, "byte slices are not allowed in metadata")
 		}
 		return append([]byte{}, x...), nil
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			ne, err := normalize(e, path+"["+strconv.Itoa(i)+"]", jsonOnly)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = ne
-		}
-		return out, nil
+		return n.list(v, x, depth)
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			p := path + "[" + strconv.Quote(k) + "]"
-			if jsonOnly && !utf8.ValidString(k) {
-				return nil, unsupported(p, v, "key is not valid UTF-8")
-			}
-			ne, err := normalize(e, p, jsonOnly)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = ne
-		}
-		return out, nil
+		return n.mapOf(v, x, depth)
+	case Metadata:
+		return n.mapOf(v, x, depth)
 	}
-	return normalizeReflect(v, path, jsonOnly)
+	return n.reflectValue(v, depth)
 }
 
-func normalizeReflect(v any, path string, jsonOnly bool) (any, error) {
+func (n *normalizer) list(v any, x []any, depth int) (any, *valueError) {
+	rv := reflect.ValueOf(v)
+	if err := n.enter(rv, depth+1); err != nil {
+		return nil, err
+	}
+	defer n.leave(rv)
+	out := make([]any, len(x))
+	for i, e := range x {
+		ne, err := n.value(e, depth+1)
+		if err != nil {
+			return nil, err.at(indexSeg(i))
+		}
+		out[i] = ne
+	}
+	return out, nil
+}
+
+// mapOf normalises a map[string]any (or Metadata); v is x as an interface.
+func (n *normalizer) mapOf(v any, x map[string]any, depth int) (map[string]any, *valueError) {
+	rv := reflect.ValueOf(v)
+	if err := n.enter(rv, depth+1); err != nil {
+		return nil, err
+	}
+	defer n.leave(rv)
+	out := make(map[string]any, len(x))
+	for k, e := range x {
+		if n.jsonOnly && !utf8.ValidString(k) {
+			why := "key is not valid UTF-8"
+			if depth == 0 {
+				why = "metadata key is not valid UTF-8"
+			}
+			return nil, reject(v, why).at(keySeg(k))
+		}
+		ne, err := n.value(e, depth+1)
+		if err != nil {
+			return nil, err.at(keySeg(k))
+		}
+		out[k] = ne
+	}
+	return out, nil
+}
+
+func (n *normalizer) reflectValue(v any, depth int) (any, *valueError) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Bool:
@@ -133,39 +241,59 @@ func normalizeReflect(v any, path string, jsonOnly bool) (any, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		u := rv.Uint()
 		if u > math.MaxInt64 {
-			return nil, unsupported(path, v, "unsigned integer "+strconv.FormatUint(u, 10)+" overflows int64")
+			return nil, reject(v, "unsigned integer "+strconv.FormatUint(u, 10)+" overflows int64")
 		}
 		return int64(u), nil
 	case reflect.Float32, reflect.Float64:
-		return normalize(rv.Float(), path, jsonOnly)
+		return n.value(rv.Float(), depth)
 	case reflect.String:
-		return normalize(rv.String(), path, jsonOnly)
+		return n.value(rv.String(), depth)
 	case reflect.Slice, reflect.Array:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
 			b := make([]byte, rv.Len())
 			reflect.Copy(reflect.ValueOf(b), rv)
-			return normalize(b, path, jsonOnly)
+			return n.value(b, depth)
+		}
+		if rv.Kind() == reflect.Slice {
+			if err := n.enter(rv, depth+1); err != nil {
+				return nil, err
+			}
+			defer n.leave(rv)
+		} else if depth+1 > MaxValueDepth {
+			return nil, reject(nil, "lists and maps nested deeper than "+strconv.Itoa(MaxValueDepth)+" levels")
 		}
 		out := make([]any, rv.Len())
 		for i := range out {
-			ne, err := normalize(rv.Index(i).Interface(), path+"["+strconv.Itoa(i)+"]", jsonOnly)
+			ne, err := n.value(rv.Index(i).Interface(), depth+1)
 			if err != nil {
-				return nil, err
+				return nil, err.at(indexSeg(i))
 			}
 			out[i] = ne
 		}
 		return out, nil
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return nil, unsupported(path, v, fmt.Sprintf("map key type %s is not a string", rv.Type().Key()))
+			return nil, reject(v, fmt.Sprintf("map key type %s is not a string", rv.Type().Key()))
 		}
-		m := make(map[string]any, rv.Len())
+		if err := n.enter(rv, depth+1); err != nil {
+			return nil, err
+		}
+		defer n.leave(rv)
+		out := make(map[string]any, rv.Len())
 		for it := rv.MapRange(); it.Next(); {
-			m[it.Key().String()] = it.Value().Interface()
+			k := it.Key().String()
+			if n.jsonOnly && !utf8.ValidString(k) {
+				return nil, reject(v, "key is not valid UTF-8").at(keySeg(k))
+			}
+			ne, err := n.value(it.Value().Interface(), depth+1)
+			if err != nil {
+				return nil, err.at(keySeg(k))
+			}
+			out[k] = ne
 		}
-		return normalize(m, path, jsonOnly)
+		return out, nil
 	}
-	return nil, unsupported(path, v, "")
+	return nil, reject(v, "")
 }
 
 // Equal reports whether two normalised values are equal under the contract's

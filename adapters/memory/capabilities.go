@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -57,6 +58,11 @@ func (m *Saver) CopyThread(ctx context.Context, src, dst string) error {
 // metadata "run_id" is one of runIDs, in every thread and namespace. See
 // [spec.RunDeleter].
 func (m *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	for _, id := range runIDs {
+		if err := spec.ValidateIdentifier("run ID", id); err != nil {
+			return fmt.Errorf("memory: delete for runs: %w", err)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

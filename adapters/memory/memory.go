@@ -132,7 +132,7 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
 	}
-	if err := spec.ValidatePut(cfg, cp); err != nil {
+	if err := spec.ValidatePut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}
 	nmd, err := spec.NormalizeMetadata(md)
@@ -180,7 +180,7 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
 	}
 	type encoded struct {

@@ -165,6 +165,11 @@ func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
 // server selects candidates by filter token; each is checked exactly before
 // it is deleted. See [spec.RunDeleter].
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	for _, id := range runIDs {
+		if err := spec.ValidateIdentifier("run ID", id); err != nil {
+			return fmt.Errorf("mongo: delete for runs: %w", err)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
 	}
-	if err := spec.ValidatePut(cfg, cp); err != nil {
+	if err := spec.ValidatePut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}
 	thread, ns := cfg.ThreadID, cfg.Namespace
@@ -268,7 +268,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
 	}
 	thread, ns, cid := cfg.ThreadID, cfg.Namespace, cfg.CheckpointID

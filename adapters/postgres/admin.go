@@ -14,9 +14,6 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := spec.ValidateThreadID("delete thread", threadID); err != nil {
 		return err
 	}
-	if err := checkText("thread ID", threadID); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -33,12 +30,6 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	if err := spec.ValidateThreadID("copy thread", dst); err != nil {
 		return err
 	}
-	if err := checkText("thread ID", src); err != nil {
-		return err
-	}
-	if err := checkText("thread ID", dst); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -53,6 +44,11 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 // pending writes. Stored values stay, since surviving checkpoints may
 // reference them.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	for _, id := range runIDs {
+		if err := spec.ValidateIdentifier("run ID", id); err != nil {
+			return fmt.Errorf("postgres: delete for runs: %w", err)
+		}
+	}
 	if len(runIDs) == 0 {
 		return ctx.Err()
 	}
@@ -80,9 +76,6 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	}
 	for _, id := range threadIDs {
 		if err := spec.ValidateThreadID("prune", id); err != nil {
-			return err
-		}
-		if err := checkText("thread ID", id); err != nil {
 			return err
 		}
 	}

@@ -15,16 +15,6 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// checkText rejects strings PostgreSQL cannot hold in a text column: a NUL
-// byte, which text refuses outright. Invalid UTF-8 is left to the server,
-// which rejects it with an error of its own.
-func checkText(what, s string) error {
-	if strings.IndexByte(s, 0) >= 0 {
-		return fmt.Errorf("postgres: %s %q contains a NUL byte, which PostgreSQL text cannot store: %w", what, s, spec.ErrInvalidConfig)
-	}
-	return nil
-}
-
 // record is the part of a checkpoint stored in the checkpoint column. The
 // ID lives in the key columns and the values in the blobs table. On the way
 // out, maps are always non-nil (as every saver of the kit returns them) and

@@ -12,7 +12,7 @@ import (
 // and the checkpoint with its metadata are written by a single statement,
 // so they land together or not at all.
 func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
-	if err := spec.ValidatePut(cfg, cp); err != nil {
+	if err := spec.ValidatePut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}
 	args, err := s.putArgs(cfg, cp, md, newVersions)
@@ -31,14 +31,6 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 // putArgs validates and encodes everything Put stores, before any I/O, so
 // that bad input stores nothing.
 func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) ([]any, error) {
-	for _, t := range [][2]string{
-		{"thread ID", cfg.ThreadID}, {"namespace", cfg.Namespace},
-		{"parent checkpoint ID", cfg.CheckpointID}, {"checkpoint ID", cp.ID},
-	} {
-		if err := checkText(t[0], t[1]); err != nil {
-			return nil, err
-		}
-	}
 	rec, err := encodeRecord(cp)
 	if err != nil {
 		return nil, err
@@ -51,12 +43,6 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 	versions := make([]string, len(channels))
 	for i, ch := range channels {
 		versions[i] = string(cp.ChannelVersions[ch])
-		if err := checkText("channel", ch); err != nil {
-			return nil, err
-		}
-		if err := checkText("version", versions[i]); err != nil {
-			return nil, err
-		}
 	}
 
 	// Blobs in channel order: concurrent Puts then lock rows in one order.
@@ -69,12 +55,6 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 	blobValues := make([][]byte, len(blobChannels))
 	for i, ch := range blobChannels {
 		blobVersions[i] = string(newVersions[ch])
-		if err := checkText("channel", ch); err != nil {
-			return nil, err
-		}
-		if err := checkText("version", blobVersions[i]); err != nil {
-			return nil, err
-		}
 		v, ok := cp.ChannelValues[ch]
 		if !ok {
 			continue // NULL: the channel has no value at this version
@@ -113,16 +93,8 @@ func (s *Saver) putArgs(cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, n
 // statement: regular writes keep the first value stored under their key
 // (ON CONFLICT ... WHERE filters the update out), special writes the last.
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
-	}
-	for _, t := range [][2]string{
-		{"thread ID", cfg.ThreadID}, {"namespace", cfg.Namespace}, {"checkpoint ID", cfg.CheckpointID},
-		{"task ID", taskID}, {"task path", taskPath},
-	} {
-		if err := checkText(t[0], t[1]); err != nil {
-			return err
-		}
 	}
 	// A special channel written twice in one call: the later write wins.
 	// Collapse duplicates here, as one INSERT may not touch a row twice.
@@ -134,9 +106,6 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	entries := make([]entry, 0, len(writes))
 	slot := make(map[int]int, 4) // special index -> position in entries
 	for pos, w := range writes {
-		if err := checkText("channel", w.Channel); err != nil {
-			return err
-		}
 		b, err := s.serde.Encode(w.Value)
 		if err != nil {
 			return fmt.Errorf("postgres: put writes (thread %q): channel %q: %w", cfg.ThreadID, w.Channel, err)

@@ -47,14 +47,6 @@ func (s *Saver) planList(opts spec.ListOptions) (*listPlan, error) {
 	if err := spec.ValidateList(opts); err != nil {
 		return nil, err
 	}
-	for _, t := range [][2]string{
-		{"thread ID", opts.ThreadID}, {"namespace", opts.Namespace},
-		{"checkpoint ID", opts.CheckpointID}, {"before", opts.Before},
-	} {
-		if err := checkText(t[0], t[1]); err != nil {
-			return nil, err
-		}
-	}
 	p := &listPlan{remaining: opts.Limit}
 	b := &p.base
 	if opts.ThreadID != "" {

@@ -50,7 +50,7 @@ type encodedBlob struct {
 // Put stores cp, its metadata and the values of the channels named in
 // newVersions in one transaction. See [spec.Saver.Put].
 func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
-	if err := spec.ValidatePut(cfg, cp); err != nil {
+	if err := spec.ValidatePut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}
 	// Encode everything before the transaction: a bad value stores nothing
@@ -105,7 +105,7 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 // wins), special writes with ON CONFLICT DO UPDATE (last wins). See
 // [spec.Saver.PutWrites].
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := spec.ValidatePutWrites(cfg, writes, taskID); err != nil {
+	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
 	}
 	values := make([][]byte, len(writes))
