@@ -2,7 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -72,6 +75,11 @@ const runIDExpr = `json_extract(metadata, '$.run_id')`
 // [Saver.DeleteThread] to reclaim: other checkpoints may share them. See
 // [spec.RunDeleter].
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	for _, id := range runIDs {
+		if err := spec.ValidateIdentifier("run ID", id); err != nil {
+			return fmt.Errorf("sqlite: delete for runs: %w", err)
+		}
+	}
 	if len(runIDs) == 0 {
 		return wrapErr(ctx, "delete for runs", "", ctx.Err())
 	}
@@ -150,13 +158,16 @@ func (s *Saver) keepLatest(ctx context.Context, q querier, threadID string) erro
 		return err
 	}
 	// The values still needed are named inside the surviving checkpoints'
-	// bodies, which only Go can read: collect them, then delete the rest.
+	// bodies, which only Go can read: collect their keys, then delete every
+	// other value of the thread in one statement. Keys travel as a JSON
+	// array of hex strings, which is exact for any bytes and compares with
+	// SQLite's hex() of the stored text.
 	rows, err := q.QueryContext(ctx,
 		`SELECT checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ?`, threadID)
 	if err != nil {
 		return err
 	}
-	needed := make(map[blobKey]bool)
+	keep := []string{}
 	for rows.Next() {
 		var ns, id string
 		var body []byte
@@ -170,7 +181,7 @@ func (s *Saver) keepLatest(ctx context.Context, q querier, threadID string) erro
 			return fmt.Errorf("checkpoint %q: %w", id, err)
 		}
 		for ch, ver := range cp.ChannelVersions {
-			needed[blobKey{threadID, ns, ch, string(ver)}] = true
+			keep = append(keep, hexKey(ns, ch, string(ver)))
 		}
 	}
 	err = rows.Err()
@@ -178,33 +189,22 @@ func (s *Saver) keepLatest(ctx context.Context, q querier, threadID string) erro
 	if err != nil {
 		return err
 	}
-	var drop []blobKey
-	rows, err = q.QueryContext(ctx,
-		`SELECT checkpoint_ns, channel, version FROM blobs WHERE thread_id = ?`, threadID)
+	keepJSON, err := json.Marshal(keep)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		k := blobKey{thread: threadID}
-		if err := rows.Scan(&k.ns, &k.channel, &k.version); err != nil {
-			rows.Close()
-			return err
-		}
-		if !needed[k] {
-			drop = append(drop, k)
-		}
+	_, err = q.ExecContext(ctx, `DELETE FROM blobs WHERE thread_id = ?
+		AND hex(checkpoint_ns) || ',' || hex(channel) || ',' || hex(version)
+		NOT IN (SELECT value FROM json_each(?))`, threadID, string(keepJSON))
+	return err
+}
+
+// hexKey encodes a value key as keepLatest's DELETE compares it: the
+// upper-case hex of each part's bytes, joined by commas.
+func hexKey(parts ...string) string {
+	enc := make([]string, len(parts))
+	for i, p := range parts {
+		enc[i] = strings.ToUpper(hex.EncodeToString([]byte(p)))
 	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return err
-	}
-	for _, k := range drop {
-		if _, err := q.ExecContext(ctx, `DELETE FROM blobs
-			WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?`,
-			k.thread, k.ns, k.channel, k.version); err != nil {
-			return err
-		}
-	}
-	return nil
+	return strings.Join(enc, ",")
 }

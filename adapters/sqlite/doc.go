@@ -82,13 +82,21 @@
 // yielded; nothing stays open while the caller's loop body runs, so breaking
 // out early leaks nothing and the loop body may itself use the saver.
 //
+// Prune with [spec.KeepLatest] deletes old checkpoints, their writes and the
+// values no survivor reads in a fixed number of set-based statements
+// (the survivors' value keys travel as one JSON parameter), so its time in
+// the write lock does not grow with a statement per value.
+//
 // A cancelled context interrupts the running statement and rolls the
 // transaction back; errors then satisfy errors.Is(err, ctx.Err()). Every
 // error names the operation and thread and wraps the driver's error.
 //
 // # DSN advice
 //
-// Open adds, unless the target sets them: _busy_timeout=5000 (see
+// A query string that does not parse, or a parameter value go-sqlite3
+// rejects, makes Open fail with an error wrapping [spec.ErrInvalidArgument]
+// (parameters are never dropped). Open adds, unless the target sets them:
+// _busy_timeout=5000 (see
 // [WithBusyTimeout]), _txlock=immediate, _stmt_cache_size=64 (go-sqlite3
 // otherwise prepares every statement again on every call) and, for files,
 // _journal_mode=WAL.

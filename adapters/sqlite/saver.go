@@ -79,8 +79,9 @@ func newSaver(db *sql.DB, owns bool, o options) *Saver {
 // through a single connection.
 //
 // The saver owns the database handle: [Saver.Close] closes it. An empty
-// target or an invalid option is an error wrapping
-// [spec.ErrInvalidArgument].
+// target, a malformed query string or parameter value in target, or an
+// invalid option is an error wrapping [spec.ErrInvalidArgument]; no
+// parameter is ever dropped silently.
 func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
 	o, err := newOptions("open", opts)
 	if err != nil {
@@ -90,7 +91,10 @@ func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
 		return nil, fmt.Errorf("sqlite: open: empty target: %w", spec.ErrInvalidArgument)
 	}
 	s := newSaver(nil, true, o)
-	full, memory, shared := s.buildDSN(target)
+	full, memory, shared, err := s.buildDSN(target)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w: %w", spec.ErrInvalidArgument, err)
+	}
 	db, err := sql.Open(driverName, full)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
@@ -128,6 +132,13 @@ func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
 	s.db = db
 	if err := s.connect(ctx); err != nil {
 		s.Close()
+		var se sqlite3.Error
+		if !errors.As(err, &se) && ctx.Err() == nil {
+			// go-sqlite3 rejects a bad parameter value ("Invalid
+			// _busy_timeout: ...") before it opens the file; everything
+			// the database itself reports is a sqlite3.Error.
+			return nil, fmt.Errorf("sqlite: open: %w: %w", spec.ErrInvalidArgument, err)
+		}
 		return nil, wrapErr(ctx, "open", "", err)
 	}
 	if err := s.Setup(ctx); err != nil {
@@ -225,12 +236,14 @@ func (s *Saver) Close() error {
 }
 
 // buildDSN adds the saver's defaults to dsn and reports whether it names an
-// in-memory database, and whether that one uses a shared cache.
-func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool) {
+// in-memory database, and whether that one uses a shared cache. A query
+// string that does not parse is an error: go-sqlite3 would refuse it too,
+// and dropping it would drop every parameter the caller set.
+func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool, err error) {
 	base, rawQuery, _ := strings.Cut(dsn, "?")
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		q = url.Values{}
+		return "", false, false, fmt.Errorf("query string of %q: %w", dsn, err)
 	}
 	if base == ":memory:" {
 		// A unique shared-cache name: private to this saver, yet reachable
@@ -257,7 +270,7 @@ func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool) {
 	if !memory && !q.Has("_journal_mode") && !q.Has("_journal") {
 		q.Set("_journal_mode", "WAL")
 	}
-	return base + "?" + q.Encode(), memory, shared
+	return base + "?" + q.Encode(), memory, shared, nil
 }
 
 // NextVersion returns [spec.NextVersion] of current.

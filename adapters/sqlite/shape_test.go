@@ -85,7 +85,7 @@ func TestSetupConcurrent(t *testing.T) {
 	ctx := context.Background()
 	noWait := defaultOptions()
 	noWait.busyTimeout = 0
-	full, _, _ := newSaver(nil, false, noWait).buildDSN(filepath.Join(t.TempDir(), "one.db"))
+	full, _, _, _ := newSaver(nil, false, noWait).buildDSN(filepath.Join(t.TempDir(), "one.db"))
 	db, err := sql.Open(driverName, full)
 	if err != nil {
 		t.Fatal(err)
