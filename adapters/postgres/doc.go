@@ -117,5 +117,19 @@
 //	auth_type = trust        ; test setups only
 //
 // For pools you create yourself and pass to [New], apply [ConfigurePool] so that a cancelled
-// context cancels the statement on the server before the call returns.
+// context cancels the statement on the server before the call returns. Its
+// cancel requests are never abandoned half-way, which PgBouncer 1.18 does
+// not survive (see [ConfigurePool]); the tests sweep cancellation through
+// PgBouncer.
+//
+// # Odd bytes
+//
+// PostgreSQL text holds neither NUL nor invalid UTF-8. Every string the
+// saver stores as text — thread IDs, namespaces, checkpoint, parent and run
+// IDs, task IDs and paths, channel names and versions — passes the spec's
+// validation helpers first, which reject both with an error wrapping
+// [spec.ErrInvalidConfig], as every adapter of the kit does: no SQLSTATE
+// (22021, 22P05) reaches the caller for anything a caller passes.
+// Metadata is normalised (invalid UTF-8 is [spec.ErrUnsupportedValue]) and
+// its jsonb copy escapes NUL; values and the checkpoint record are bytea.
 package postgres

@@ -109,10 +109,52 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error
 // cancel request in the background, so a statement blocked on a lock could
 // still commit after its caller has been told it failed. Call it on the
 // configuration of pools you pass to [New].
+//
+// Unlike pgx's CancelRequestContextWatcherHandler, the cancel request is
+// never abandoned half-way when the statement ends first: its connection is
+// closed only after the server (or pooler) has closed its side. PgBouncer
+// 1.18 exits with "FATAL ... disconnect_client(): bad client state: 0"
+// when a client closes a cancel connection it is still forwarding
+// (pgbouncer/pgbouncer#801), which pgx's handler does whenever the
+// statement finishes before the cancel request does.
 func ConfigurePool(cfg *pgxpool.Config) {
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+		return &cancelHandler{conn: c, deadlineDelay: time.Second}
 	}
+}
+
+// cancelHandler is pgconn.CancelRequestContextWatcherHandler without the
+// early close of the cancel connection; see [ConfigurePool].
+type cancelHandler struct {
+	conn          *pgconn.PgConn
+	deadlineDelay time.Duration
+	done          chan struct{}
+}
+
+// HandleCancel sets a deadline on the connection as a fallback and sends a
+// cancel request in the background.
+func (h *cancelHandler) HandleCancel(context.Context) {
+	deadline := time.Now().Add(h.deadlineDelay)
+	_ = h.conn.Conn().SetDeadline(deadline)
+	done := make(chan struct{})
+	h.done = done
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		_ = h.conn.CancelRequest(ctx)
+		// The server has the request, but may not have delivered it to
+		// the backend yet; pgx waits as long so that the cancel cannot
+		// hit the connection's next statement.
+		time.Sleep(100 * time.Millisecond)
+	}()
+}
+
+// HandleUnwatchAfterCancel waits for the cancel request to complete and
+// clears the fallback deadline.
+func (h *cancelHandler) HandleUnwatchAfterCancel() {
+	<-h.done
+	_ = h.conn.Conn().SetDeadline(time.Time{})
 }
 
 // Close closes the pool if [Open] created it; a pool passed to [New]
