@@ -18,6 +18,9 @@
 // unrelated specs means the spec for its rule is too weak, or cites the
 // wrong rule. The model-based random specs cite dozens of rules each, so a
 // kill that only they deliver is reported separately ("killed by model").
+// A mutant that breaks a strict rule the way a LangGraph saver does (true
+// matching 1, ties in any order, whole snapshots, ...) is caught when the
+// spec of its rule reports "differs".
 //
 // To keep the matrix fast (about 15 s, and about a minute with -race, for
 // some 120 mutants on a busy two-core machine),
@@ -33,15 +36,31 @@
 //	go test ./conformance/mutants -run TestKillMatrix -v -args -mutants='^list-' -mutants.full
 //	go test ./conformance/mutants -run TestKillMatrix -args -mutants.matrix=kill.json
 //
-// To run the suite against one mutant by hand:
+// To run the suite against one mutant, or several stacked, by hand:
 //
 //	CHECKPOINTKIT_MUTANT=list-ascending go test ./conformance/mutants -run '^TestMutantSuite$' -v
+//	CHECKPOINTKIT_MUTANT=before-inclusive+filter-true-is-one go test ./conformance/mutants -run '^TestMutantSuite$' -v
 //
 // The data-race mutant has no visible effect; only the race detector sees
 // it. Without -race the matrix reports it as "needs -race" instead of
 // failing. Under -race, a race counts as a kill when the detector reports it
 // during a spec citing the mutant's rule (the suite subprocess marks the
 // start and end of every spec on stderr, where the detector writes).
+//
+// With -mutants.full the kill test also checks the report's root causes:
+// every mutant must yield exactly its rule in primary_failed_rules (or, for
+// a LangGraph behaviour, none, its rule differing). The rules one mutant
+// makes fail besides its own are what conformance/explain.json records;
+// -mutants.explain=../explain.json adds a run's observations to it:
+//
+//	go test ./conformance/mutants -run TestKillMatrix -args -mutants.full -mutants.explain=../explain.json
+//	go test ./conformance/mutants -run TestEngineEvidence -v -args -mutants.explain=../explain.json
+//
+// TestEngineEvidence runs the engine scenarios and golden traces of the
+// suite against every mutant in this process and logs which outcomes each
+// changes: the evidence behind the tiers of SPEC.md (conformance/TIERS.md).
+// TestRootCauses runs the suite on savers carrying one, two and five
+// faults at once, stacked with [Stack], and checks their root causes.
 //
 // TestMutantsDeviate is the fast, Ginkgo-free companion: it runs each
 // mutant's own small Witness scenario against the mutant and the memory
@@ -70,6 +89,8 @@
 //		Witness: func(ctx context.Context, s spec.Saver) any { ... },
 //	})
 //
+// New runs only through [Mutant.Build] or [Stack], which give wrap the
+// saver to wrap: a fresh memory saver, or the mutant below in a stack.
 // Break one rule and only that one: prefer transforming inputs and outputs
 // in [Wrapper] hooks (OnPut, OnList, MapTuple, ...) or keeping a small side
 // store in the mutant, and never edit the memory adapter. Helpers such as

@@ -18,11 +18,13 @@ type Mutant struct {
 	// the value of CHECKPOINTKIT_MUTANT in the kill test.
 	Name string
 	// Rule is the ID (as in spec/SPEC.md) of the one rule the mutant breaks.
-	// The suite must fail at least one spec citing it.
+	// The suite must fail at least one spec citing it, or report that the
+	// saver differs from it the way a LangGraph saver does.
 	Rule string
 	// Description says what the mutant does wrong, in one sentence.
 	Description string
-	// New returns a fresh mutant over empty storage.
+	// New builds the mutant over the saver that wrap returns. Call it only
+	// through Build or Stack, which decide what wrap wraps.
 	New func() spec.Saver
 	// Witness, when set, runs a small scenario directly against a saver and
 	// returns what it observed. The package's own tests check that the
