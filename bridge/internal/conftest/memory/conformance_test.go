@@ -10,8 +10,8 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
 
-// TestConformance runs the whole suite through a real child process; it
+// TestConformanceOverBridge runs the whole suite through a real child process; it
 // must reach level FULL.
-func TestConformance(t *testing.T) {
+func TestConformanceOverBridge(t *testing.T) {
 	conftest.Run(t, "memory", "-adapter", "memory")
 }

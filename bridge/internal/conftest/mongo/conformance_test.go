@@ -17,10 +17,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
 
-// TestConformance runs the whole suite through a real child process, a
+// TestConformanceOverBridge runs the whole suite through a real child process, a
 // fresh database per saver; it must reach level FULL and leave no database
 // behind.
-func TestConformance(t *testing.T) {
+func TestConformanceOverBridge(t *testing.T) {
 	uri := bridgetest.Env(t, "CHECKPOINTKIT_MONGO_URI", "mongodb://127.0.0.1:27017/")
 	before := databases(t, uri)
 	t.Cleanup(func() { // after the server's Close, registered later

@@ -14,10 +14,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
 
-// TestConformance runs the whole suite through a real child process, a
+// TestConformanceOverBridge runs the whole suite through a real child process, a
 // fresh schema per saver; it must reach level FULL and leave no schema
 // behind.
-func TestConformance(t *testing.T) {
+func TestConformanceOverBridge(t *testing.T) {
 	dsn := bridgetest.Env(t, "CHECKPOINTKIT_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	before := schemas(t, dsn)
 	t.Cleanup(func() { // after the server's Close, registered later

@@ -10,10 +10,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
 
-// TestConformance runs the whole suite through a real child process, a new
+// TestConformanceOverBridge runs the whole suite through a real child process, a new
 // database file per saver; it must reach level FULL and leave no file
 // behind.
-func TestConformance(t *testing.T) {
+func TestConformanceOverBridge(t *testing.T) {
 	dir := t.TempDir()
 	t.Cleanup(func() { // after the server's Close, registered later
 		entries, err := os.ReadDir(dir)
