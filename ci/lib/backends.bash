@@ -236,6 +236,11 @@ ck_install_lgjs() {
   fi
   command -v npm >/dev/null || ck_die "npm not found: install Node.js 20 or newer"
   t0=$(ck_now)
+  # node-gyp must not download Node's headers (nothing but the registries
+  # is reachable): point it at the installed ones unless npm already is.
+  if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/node.h ]; then
+    export npm_config_nodedir=/usr
+  fi
   ck_log "bridge/js: npm ci"
   (cd "$dir" && npm ci --no-audit --no-fund) >&2 || return 1
   if ! (cd "$dir" && node -e "new (require('better-sqlite3'))(':memory:').close()") 2>/dev/null; then
