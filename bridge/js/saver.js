@@ -15,7 +15,7 @@
 // come back as they were given; numeric channel versions stay numbers.
 // getNextVersion is LangGraph.js's default (1, 2, 3, ...).
 
-import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { BaseCheckpointSaver, TASKS, maxChannelVersion } from "@langchain/langgraph-checkpoint";
 import { BridgeProcess } from "./client.js";
 import {
   BridgeError,
@@ -87,7 +87,19 @@ export class BridgeSaver extends BaseCheckpointSaver {
     return this.proc.request(method, params, { saver: this.saverId, signal: signalOf(config) });
   }
 
+  /**
+   * getTuple returns undefined for a config that names no thread, as
+   * LangGraph.js's savers do (checkpointkit's contract calls that an invalid
+   * config; the JS API calls it "no checkpoint").
+   */
   async getTuple(config) {
+    const threadId = config?.configurable?.thread_id;
+    if (threadId === undefined || threadId === null) return undefined;
+    const t = await this.fetchTuple(config);
+    return t === undefined ? undefined : this.migratePendingSends(t, config);
+  }
+
+  async fetchTuple(config) {
     try {
       const t = await this.call("get_tuple", { config: configToWire(config) }, config);
       return t === null ? undefined : tupleFromWire(t);
@@ -95,6 +107,27 @@ export class BridgeSaver extends BaseCheckpointSaver {
       if (err instanceof BridgeError && err.code === Codes.NOT_FOUND) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * migratePendingSends upgrades a checkpoint of format v < 4 on read, as
+   * every LangGraph.js saver does: before v4, Send packets lived in the
+   * checkpoint; since v4 they are the parent's writes to the __pregel_tasks
+   * channel. The Go adapters return checkpoints exactly as they were put, so
+   * the LangGraph.js face of them does this step itself.
+   */
+  async migratePendingSends(tuple, config) {
+    const cp = tuple.checkpoint;
+    if (!(cp.v < 4) || tuple.parentConfig === undefined) return tuple;
+    const parent = await this.fetchTuple({ ...tuple.parentConfig, signal: config?.signal });
+    const sends = (parent?.pendingWrites ?? []).filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+    cp.channel_values = { ...(cp.channel_values ?? {}), [TASKS]: sends };
+    const versions = Object.values(cp.channel_versions ?? {});
+    cp.channel_versions = {
+      ...(cp.channel_versions ?? {}),
+      [TASKS]: versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined),
+    };
+    return tuple;
   }
 
   /**
@@ -118,7 +151,7 @@ export class BridgeSaver extends BaseCheckpointSaver {
       limit: limit ?? 0,
     };
     for await (const item of this.proc.stream("list", params, { saver: this.saverId, signal: signalOf(config) })) {
-      yield tupleFromWire(item);
+      yield await this.migratePendingSends(tupleFromWire(item), config);
     }
   }
 
