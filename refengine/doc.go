@@ -76,4 +76,30 @@
 // inside a node function (and their "|1" namespace counter), and time travel
 // addressed through a subgraph snapshot's checkpoint map. Stateful
 // subgraphs and the parent-replay lookup are included.
+//
+// # Differences from LangGraph.js
+//
+// TestAgainstLangGraphJS (package refengine/enginetest) runs scenarios on
+// refengine and on LangGraph.js 1.7.3 (with its own
+// @langchain/langgraph-checkpoint 1.2.2 MemorySaver, recorded by
+// bridge/js/recorder.js) and compares their saver traffic in the canonical
+// form of trace.Canonical. refengine follows Python's LangGraph, as
+// described in pregel-semantics.md; where LangGraph.js differs from Python,
+// refengine keeps Python's behaviour and the test undoes the difference
+// before comparing:
+//
+//   - Channels stored in a checkpoint: LangGraph.js stores every channel
+//     that is available, versioned or not, so a reducer key's default
+//     ("log": [] before anything was written) and an empty
+//     "__pregel_tasks" topic appear in every checkpoint; Python stores only
+//     channels that have an entry in channel_versions (§1.2).
+//   - updated_channels: LangGraph.js leaves it unset in every checkpoint;
+//     Python stores the sorted set of channels updated by the step (§1.1,
+//     §2.6 item 10, §2.7).
+//   - Versions: LangGraph.js's channel versions are integers, Python's
+//     in-memory saver mints "<counter>.<random>" strings (§1.3); the
+//     canonical form compares their order only.
+//   - Task IDs: LangGraph.js derives them with its own hash, Python with
+//     xxh3 over the task's identity (§3.1); the canonical form names a task
+//     by its namespace, step and task path.
 package refengine

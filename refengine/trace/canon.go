@@ -1,0 +1,255 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// Canonical rewrites calls into a form in which traces of the same scenario
+// recorded by different engines (refengine, LangGraph.js through
+// bridge/js/recorder.js) compare equal when their saver traffic is the
+// same:
+//
+//   - checkpoint IDs become "cp1", "cp2", ... in first-seen order;
+//   - channel versions become "v1", "v2", ... in their order under
+//     spec.CompareVersions (LangGraph.js's integers and Python-style
+//     strings both map to their rank among the trace's versions);
+//   - task IDs, which every engine derives differently, become
+//     "task(ns|step|path)": the namespace, the step of the checkpoint the
+//     task's writes were put against, and the task path (which names the
+//     task's kind, node and push index); a task that never wrote is
+//     unknown and becomes "id1", "id2", ... in first-seen order, as do
+//     other UUIDs;
+//   - timestamps are dropped, error messages become "error" (a not-found
+//     GetTuple keeps only NotFound).
+//
+// IDs are also rewritten inside namespaces ("node:<task id>") and metadata.
+// The input is not modified.
+func Canonical(calls []Call) ([]Call, error) {
+	data, err := Marshal(calls)
+	if err != nil {
+		return nil, err
+	}
+	c := newCanon(calls)
+	out, err := Unmarshal(data) // a deep copy to rewrite in place
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		c.call(&out[i])
+	}
+	return out, nil
+}
+
+type canon struct {
+	cps      map[string]string
+	tasks    map[string]string
+	others   map[string]string
+	versions map[spec.Version]string
+}
+
+func newCanon(calls []Call) *canon {
+	c := &canon{cps: map[string]string{}, tasks: map[string]string{}, others: map[string]string{}, versions: map[spec.Version]string{}}
+	steps := map[string]any{}
+	var vs []spec.Version
+	addCP := func(id string) {
+		if _, ok := c.cps[id]; id != "" && !ok {
+			c.cps[id] = fmt.Sprintf("cp%d", len(c.cps)+1)
+		}
+	}
+	addVersions := func(m spec.Versions) {
+		for _, v := range m {
+			vs = append(vs, v)
+		}
+	}
+	addCheckpoint := func(cp *spec.Checkpoint, md spec.Metadata) {
+		addCP(cp.ID)
+		steps[cp.ID] = md["step"]
+		addVersions(cp.ChannelVersions)
+		for _, m := range cp.VersionsSeen {
+			addVersions(m)
+		}
+	}
+	addTuple := func(t *spec.Tuple) {
+		addCP(t.Config.CheckpointID)
+		if t.Parent != nil {
+			addCP(t.Parent.CheckpointID)
+		}
+		addCheckpoint(&t.Checkpoint, t.Metadata)
+	}
+	for i := range calls {
+		call := &calls[i]
+		addCP(call.Config.CheckpointID)
+		if call.List != nil {
+			addCP(call.List.CheckpointID)
+			addCP(call.List.Before)
+		}
+		if call.Checkpoint != nil {
+			addCheckpoint(call.Checkpoint, call.Metadata)
+		}
+		addVersions(call.NewVersions)
+		if call.Result != nil {
+			addCP(call.Result.CheckpointID)
+		}
+		if call.Tuple != nil {
+			addTuple(call.Tuple)
+		}
+		for _, t := range call.Tuples {
+			addTuple(t)
+		}
+	}
+	for i := range calls {
+		call := &calls[i]
+		if call.Method != MethodPutWrites || call.TaskID == spec.NullTaskID {
+			continue
+		}
+		if _, ok := c.tasks[call.TaskID]; ok {
+			continue
+		}
+		path := call.TaskPath
+		if path == "" { // LangGraph.js's input writes and push writes carry no path
+			chans := make([]string, len(call.Writes))
+			for j, w := range call.Writes {
+				chans[j] = w.Channel
+			}
+			path = "writes:" + strings.Join(chans, ",")
+		}
+		c.tasks[call.TaskID] = fmt.Sprintf("task(%s|%v|%s)", c.ns(call.Config.Namespace), steps[call.Config.CheckpointID], path)
+	}
+	slices.SortFunc(vs, spec.CompareVersions)
+	for _, v := range slices.Compact(vs) {
+		c.versions[v] = fmt.Sprintf("v%d", len(c.versions)+1)
+	}
+	return c
+}
+
+// id rewrites one ID-bearing string: a whole checkpoint or task ID, or
+// UUIDs inside it (namespaces).
+func (c *canon) id(s string) string {
+	if t, ok := c.cps[s]; ok {
+		return t
+	}
+	return uuidPattern.ReplaceAllStringFunc(s, func(m string) string {
+		if m == spec.NullTaskID {
+			return m
+		}
+		if t, ok := c.cps[m]; ok {
+			return t
+		}
+		if t, ok := c.tasks[m]; ok {
+			return t
+		}
+		if t, ok := c.others[m]; ok {
+			return t
+		}
+		t := fmt.Sprintf("id%d", len(c.others)+1)
+		c.others[m] = t
+		return t
+	})
+}
+
+// ns rewrites a namespace before the task table is complete (used while
+// building it): only the tasks known so far are replaced.
+func (c *canon) ns(s string) string {
+	return uuidPattern.ReplaceAllStringFunc(s, func(m string) string {
+		if t, ok := c.tasks[m]; ok {
+			return t
+		}
+		return m
+	})
+}
+
+func (c *canon) config(cfg *spec.Config) {
+	if cfg == nil {
+		return
+	}
+	cfg.Namespace = c.id(cfg.Namespace)
+	cfg.CheckpointID = c.id(cfg.CheckpointID)
+}
+
+func (c *canon) vers(m spec.Versions) {
+	for k, v := range m {
+		if t, ok := c.versions[v]; ok {
+			m[k] = spec.Version(t)
+		}
+	}
+}
+
+func (c *canon) checkpoint(cp *spec.Checkpoint) {
+	cp.ID = c.id(cp.ID)
+	cp.TS = ""
+	c.vers(cp.ChannelVersions)
+	for _, m := range cp.VersionsSeen {
+		c.vers(m)
+	}
+	cp.ChannelValues = c.value(cp.ChannelValues).(map[string]any)
+}
+
+// value rewrites IDs inside a plain value (metadata, channel values).
+func (c *canon) value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return c.id(x)
+	case []any:
+		for i, e := range x {
+			x[i] = c.value(e)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[c.id(k)] = c.value(e)
+		}
+		return out
+	}
+	return v
+}
+
+func (c *canon) tuple(t *spec.Tuple) {
+	c.config(&t.Config)
+	c.config(t.Parent)
+	c.checkpoint(&t.Checkpoint)
+	if t.Metadata != nil {
+		t.Metadata = c.value(map[string]any(t.Metadata)).(map[string]any)
+	}
+	for i := range t.PendingWrites {
+		w := &t.PendingWrites[i]
+		w.TaskID = c.id(w.TaskID)
+		w.Value = c.value(w.Value)
+	}
+}
+
+func (c *canon) call(call *Call) {
+	c.config(&call.Config)
+	if call.Checkpoint != nil {
+		c.checkpoint(call.Checkpoint)
+	}
+	if call.Metadata != nil {
+		call.Metadata = c.value(map[string]any(call.Metadata)).(map[string]any)
+	}
+	c.vers(call.NewVersions)
+	for i := range call.Writes {
+		call.Writes[i].Value = c.value(call.Writes[i].Value)
+	}
+	call.TaskID = c.id(call.TaskID)
+	if call.List != nil {
+		call.List.CheckpointID = c.id(call.List.CheckpointID)
+		call.List.Before = c.id(call.List.Before)
+		call.List.Namespace = c.id(call.List.Namespace)
+	}
+	c.config(call.Result)
+	if call.Tuple != nil {
+		c.tuple(call.Tuple)
+	}
+	for _, t := range call.Tuples {
+		c.tuple(t)
+	}
+	if call.NotFound {
+		call.Err = ""
+	} else if call.Err != "" {
+		call.Err = "error"
+	}
+}
