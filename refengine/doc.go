@@ -102,4 +102,11 @@
 //   - Task IDs: LangGraph.js derives them with its own hash, Python with
 //     xxh3 over the task's identity (§3.1); the canonical form names a task
 //     by its namespace, step and task path.
+//   - Interrupt IDs: LangGraph.js gives the n-th interrupt of a task
+//     (n > 0) the ID XXH3(ns + "|" + n); Python, and refengine, give every
+//     interrupt of a task XXH3(ns) (§3.3), so a node that interrupts twice
+//     stores the same ID twice.
+//   - With async durability (§7) the order of a background Put relative to
+//     the next step's writes is up to the scheduler in both engines; such
+//     scenarios are compared as multisets of calls.
 package refengine

@@ -13,7 +13,10 @@ import (
 // bridge/js/recorder.js) compare equal when their saver traffic is the
 // same:
 //
-//   - checkpoint IDs become "cp1", "cp2", ... in first-seen order;
+//   - checkpoint IDs become "cp1", "cp2", ... in the order of the Puts
+//     that stored them, then (IDs never put) in first-seen order, so that
+//     writes racing their checkpoint (async durability) do not renumber
+//     them;
 //   - channel versions become "v1", "v2", ... in their order under
 //     spec.CompareVersions (LangGraph.js's integers and Python-style
 //     strings both map to their rank among the trace's versions);
@@ -22,7 +25,8 @@ import (
 //     task's writes were put against, and the task path (which names the
 //     task's kind, node and push index); a task that never wrote is
 //     unknown and becomes "id1", "id2", ... in first-seen order, as do
-//     other UUIDs;
+//     other UUIDs; interrupt IDs (32 hex digits, derived differently by
+//     each engine) become "int1", "int2", ... in first-seen order;
 //   - timestamps are dropped, error messages become "error" (a not-found
 //     GetTuple keeps only NotFound).
 //
@@ -47,12 +51,13 @@ func Canonical(calls []Call) ([]Call, error) {
 type canon struct {
 	cps      map[string]string
 	tasks    map[string]string
-	others   map[string]string
+	others     map[string]string
+	interrupts map[string]string
 	versions map[spec.Version]string
 }
 
 func newCanon(calls []Call) *canon {
-	c := &canon{cps: map[string]string{}, tasks: map[string]string{}, others: map[string]string{}, versions: map[spec.Version]string{}}
+	c := &canon{cps: map[string]string{}, tasks: map[string]string{}, others: map[string]string{}, interrupts: map[string]string{}, versions: map[spec.Version]string{}}
 	steps := map[string]any{}
 	var vs []spec.Version
 	addCP := func(id string) {
@@ -79,6 +84,11 @@ func newCanon(calls []Call) *canon {
 			addCP(t.Parent.CheckpointID)
 		}
 		addCheckpoint(&t.Checkpoint, t.Metadata)
+	}
+	for i := range calls {
+		if calls[i].Method == MethodPut && calls[i].Checkpoint != nil {
+			addCP(calls[i].Checkpoint.ID)
+		}
 	}
 	for i := range calls {
 		call := &calls[i]
@@ -132,6 +142,14 @@ func (c *canon) id(s string) string {
 	if t, ok := c.cps[s]; ok {
 		return t
 	}
+	s = hex32Pattern.ReplaceAllStringFunc(s, func(m string) string {
+		if t, ok := c.interrupts[m]; ok {
+			return t
+		}
+		t := fmt.Sprintf("int%d", len(c.interrupts)+1)
+		c.interrupts[m] = t
+		return t
+	})
 	return uuidPattern.ReplaceAllStringFunc(s, func(m string) string {
 		if m == spec.NullTaskID {
 			return m
