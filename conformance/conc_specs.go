@@ -156,7 +156,7 @@ func concSpecs(e *env) {
 			expectSame(listed[0].Checkpoint.ChannelValues, map[string]any{"v": w}, "values of the surviving re-put")
 		})
 
-		check("[CONC-1][DELETE-4] loses nothing of other threads while threads are deleted", lConc, func(ctx context.Context) {
+		check("[CONC-1] loses nothing of other threads while threads are deleted", lConc, func(ctx context.Context) {
 			th := func(w int) string { return fmt.Sprintf("thread-%d", w) }
 			Expect(runWorkers(func(w int) error {
 				if w%2 == 1 {

@@ -153,7 +153,7 @@ func listTableSpecs(e *env) {
 					ids = append(ids, scope)
 					nsText := fmt.Sprintf("ns=%q", ns.ns)
 					if ns.all {
-						ids = append(ids, "LIST-SCOPE-2")
+						ids = append(ids, "LIST-SCOPE-2", "LIST-ORDER-4")
 						nsText = "ns=*"
 					} else {
 						ids = append(ids, "LIST-SCOPE-3")

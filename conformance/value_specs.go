@@ -67,6 +67,95 @@ func typeValues() map[string]any {
 	}
 }
 
+// numberValues returns numbers of both Go types, alone and nested.
+func numberValues() map[string]any {
+	return map[string]any{
+		"int": int64(7), "negative": int64(-3), "float": 2.5, "whole-float": 2.0, "zero-float": 0.0,
+		"nested": []any{int64(1), 1.0, map[string]any{"i": int64(2), "f": 3.0}},
+	}
+}
+
+// wholeFloatsAsInts returns v with every whole float64 turned into an
+// int64: what a store with one number type gives back.
+func wholeFloatsAsInts(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = wholeFloatsAsInts(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = wholeFloatsAsInts(e)
+		}
+		return out
+	}
+	return v
+}
+
+// writeValues maps pending writes by channel.
+func writeValues(ws []spec.PendingWrite) map[string]any {
+	out := map[string]any{}
+	for _, w := range ws {
+		out[w.Channel] = w.Value
+	}
+	return out
+}
+
+// expectSameTypes is expectSame, except that numbers compare by value: their
+// Go types are VALUE-8's matter.
+func expectSameTypes(got, want map[string]any, what string) {
+	g.GinkgoHelper()
+	if !sameTypes(got, want) {
+		g.Fail(fmt.Sprintf("%s differ (-want +got):\n%s", what, diffOf(got, want)))
+	}
+}
+
+// sameTypes is same, except that an int64 and a float64 of equal value
+// are the same.
+func sameTypes(got, want any) bool {
+	switch w := want.(type) {
+	case int64:
+		if f, ok := got.(float64); ok {
+			return f == float64(w)
+		}
+	case float64:
+		if i, ok := got.(int64); ok {
+			return float64(i) == w
+		}
+	case []any:
+		l, ok := got.([]any)
+		if !ok || (l == nil) != (w == nil) || len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !sameTypes(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		m, ok := got.(map[string]any)
+		if !ok || (m == nil) != (w == nil) || len(m) != len(w) {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := m[k]
+			if !ok || !sameTypes(gv, wv) {
+				return false
+			}
+		}
+		return true
+	}
+	return same(got, want)
+}
+
 // versionsOf gives every channel of vals version "1".
 func versionsOf(vals map[string]any) spec.Versions {
 	vers := spec.Versions{}
@@ -99,12 +188,17 @@ func expectSameValues(got, want map[string]any, what string) {
 	}
 }
 
-// sameValue is same, except for the type changes VALUE-1 is about.
+// sameValue is same, except for the type changes VALUE-1 and VALUE-8 are
+// about.
 func sameValue(got, want any) bool {
 	switch w := want.(type) {
 	case int64:
 		if f, ok := got.(float64); ok {
 			return f == float64(w)
+		}
+	case float64:
+		if i, ok := got.(int64); ok {
+			return float64(i) == w && !math.Signbit(w)
 		}
 	case []byte:
 		if s, ok := got.(string); ok {
@@ -153,8 +247,23 @@ func valueSpecs(e *env) {
 			vals := typeValues()
 			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
 			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
-				expectSame(t.Checkpoint.ChannelValues, vals, "channel values")
+				expectSameTypes(t.Checkpoint.ChannelValues, vals, "channel values")
 			}
+		})
+
+		check("[VALUE-8] keeps the Go type of numbers: int64 stays int64, float64 stays float64", lPut, func(ctx context.Context) {
+			vals := numberValues()
+			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
+			cfg := e.put(ctx, "t", "", "", "c2", nil)
+			for _, k := range slices.Sorted(maps.Keys(vals)) {
+				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
+			}
+			got := []any{e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, writeValues(e.get(ctx, "t", "", "c2").PendingWrites)}
+			want := []any{vals, vals}
+			if !same(got, want) && same(got, []any{wholeFloatsAsInts(vals), wholeFloatsAsInts(vals)}) {
+				differ("whole floats come back as integers (LangGraph.js's JSON serde has one number type)")
+			}
+			expectSame(got, want, "channel values, then write values by channel")
 		})
 
 		check("[VALUE-1] reads pending-write values back with their types", lWrites, func(ctx context.Context) {
@@ -163,11 +272,7 @@ func valueSpecs(e *env) {
 			for _, k := range slices.Sorted(maps.Keys(vals)) {
 				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
 			}
-			got := map[string]any{}
-			for _, w := range e.get(ctx, "t", "", "c1").PendingWrites {
-				got[w.Channel] = w.Value
-			}
-			expectSame(got, vals, "write values by channel")
+			expectSameTypes(writeValues(e.get(ctx, "t", "", "c1").PendingWrites), vals, "write values by channel")
 		})
 
 		check("[VALUE-2] round-trips the whole value model as channel values", lPut, func(ctx context.Context) {

@@ -187,6 +187,19 @@ func init() {
 		},
 	})
 	register(Mutant{
+		Name: "updated-channels-not-stored", Rule: "PUT-14",
+		Description: "UpdatedChannels is not stored: every checkpoint comes back with nil (LangGraph.js's savers drop updated_channels).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.MapTuple = func(t *spec.Tuple) { t.Checkpoint.UpdatedChannels = nil }
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_, _ = s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "a", UpdatedChannels: []string{"c"}}, nil, nil)
+			return get(ctx, s, "t", "", "a")
+		},
+	})
+	register(Mutant{
 		Name: "updated-channels-nil-to-empty", Rule: "PUT-14",
 		Description: "A nil UpdatedChannels (unknown) reads back as an empty list.",
 		New: func() spec.Saver {

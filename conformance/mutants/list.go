@@ -33,6 +33,28 @@ func init() {
 		},
 	})
 	register(Mutant{
+		Name: "list-grouped-by-namespace", Rule: "LIST-ORDER-4",
+		Description: "A listing of several threads or namespaces comes grouped by thread, then namespace, each group in ID descending order (LangGraph's in-memory savers).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				return reorder(ctx, w.Inner, o, func(ts []*spec.Tuple) []*spec.Tuple {
+					slices.SortStableFunc(ts, func(a, b *spec.Tuple) int {
+						return cmp.Or(cmp.Compare(a.Config.ThreadID, b.Config.ThreadID), cmp.Compare(a.Config.Namespace, b.Config.Namespace))
+					})
+					return ts
+				})
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "sub", "b", "", nil, nil)
+			_ = putCP(ctx, s, "t", "", "c", "", nil, nil)
+			return listKeys(ctx, s, spec.ListOptions{ThreadID: "t", AllNamespaces: true})
+		},
+	})
+	register(Mutant{
 		Name: "list-tie-order-reversed", Rule: "LIST-ORDER-2",
 		Description: "List orders checkpoints sharing an ID by thread and namespace descending instead of ascending.",
 		New: func() spec.Saver {

@@ -41,7 +41,18 @@ func witnessValue(v any) func(context.Context, spec.Saver) any {
 
 func init() {
 	register(Mutant{
-		Name: "int64-as-float64", Rule: "VALUE-1",
+		Name: "whole-floats-as-ints", Rule: "VALUE-8",
+		Description: "Whole floats decode as integers, as a store with one JSON number type gives them back (LangGraph.js).",
+		New: withSerde(func(v any) any {
+			if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+				return int64(f)
+			}
+			return v
+		}),
+		Witness: witnessValue(2.0),
+	})
+	register(Mutant{
+		Name: "int64-as-float64", Rule: "VALUE-8",
 		Description: "Integers decode as float64, as a JSON round trip into interface{} does.",
 		New: withSerde(func(v any) any {
 			if i, ok := v.(int64); ok {

@@ -46,13 +46,13 @@ func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 		}
 	}
 	if len(differs) > 0 {
-		fmt.Fprintf(w, "  strict rules where the saver behaves like a LangGraph saver instead (%d):\n", len(differs))
+		fmt.Fprintf(w, "  strict rules where the saver does what a LangGraph saver does instead (%d):\n", len(differs))
 		for _, r := range differs {
-			fmt.Fprintf(w, "    %-16s differs: %s\n", r.ID, r.Differs)
+			fmt.Fprintf(w, "    %-18s differs: %s\n", r.ID, r.Differs)
 		}
 	}
 	if len(explained) > 0 {
-		fmt.Fprintf(w, "  also failed in broad specs, explained by the root causes (%d): %s\n", len(explained), wrap(strings.Join(explained, " "), "    "))
+		fmt.Fprintf(w, "  also failed, as consequences of the root causes (%d):\n    %s\n", len(explained), wrap(strings.Join(explained, " "), "    "))
 	}
 	writeCapabilities(w, h)
 	var n Counts
@@ -90,7 +90,7 @@ func strictVerdict(h HarnessReport) string {
 	if len(ids) == 0 {
 		return string(h.StrictLevel)
 	}
-	return fmt.Sprintf("%s (differs from LangGraph-side behaviour: %s)", h.StrictLevel, strings.Join(ids, " "))
+	return fmt.Sprintf("%s (differs as a LangGraph saver does: %s)", h.StrictLevel, strings.Join(ids, " "))
 }
 
 // writeRootCause prints one root cause with its first failing spec.
@@ -101,10 +101,10 @@ func writeRootCause(w io.Writer, h HarnessReport, id string) {
 	}
 	s := firstEvidence(h, id)
 	if s == nil {
-		fmt.Fprintf(w, "    %-16s %-6s (no failing spec recorded)\n", id, tier)
+		fmt.Fprintf(w, "    %-18s %-6s (no failing spec recorded)\n", id, tier)
 		return
 	}
-	fmt.Fprintf(w, "    %-16s %-6s %s\n", id, tier, clip(s.Text, printedLineWidth))
+	fmt.Fprintf(w, "    %-18s %-6s %s\n", id, tier, clip(s.Text, printedLineWidth))
 	lines := strings.Split(strings.TrimSpace(s.Message), "\n")
 	for i, l := range lines {
 		if i == printedMessageLines {
