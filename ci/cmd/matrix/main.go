@@ -100,7 +100,8 @@ type backend struct {
 	setenv []string
 	// thirdParty marks a saver that checkpointkit does not maintain: its
 	// run must complete and write its report, but failed specs and a low
-	// level are findings, not failures of the matrix.
+	// level are findings, not failures of the matrix. It runs without
+	// -race.
 	thirdParty bool
 }
 
@@ -307,7 +308,10 @@ func writeResults(o options, m Matrix, took time.Duration, stdout, stderr io.Wri
 // goTestArgs builds the go test command line for backend b.
 func goTestArgs(o options, b backend, junit string) []string {
 	args := []string{"test", "-json", "-count=1", "-timeout", o.timeout, "-run", o.run}
-	if o.race {
+	// A third-party saver runs in another process (node): the race
+	// detector would only slow down the Go client, which the bridge's own
+	// tests run under -race.
+	if o.race && !b.thirdParty {
 		args = append(args, "-race")
 	}
 	if o.tags != "" {

@@ -280,3 +280,15 @@ func TestThirdPartyBackends(t *testing.T) {
 		t.Error("a report with a capability not run is complete")
 	}
 }
+
+func TestThirdPartyRunsWithoutRace(t *testing.T) {
+	o := options{race: true, run: "^TestConformance$", timeout: "1m"}
+	ours, _ := parseBackends("memory")
+	theirs, _ := parseBackends("lgjs-memory")
+	if !slices.Contains(goTestArgs(o, ours[0], "j.xml"), "-race") {
+		t.Error("memory runs without -race")
+	}
+	if slices.Contains(goTestArgs(o, theirs[0], "j.xml"), "-race") {
+		t.Error("lgjs-memory runs with -race")
+	}
+}
