@@ -106,6 +106,20 @@
 //     (n > 0) the ID XXH3(ns + "|" + n); Python, and refengine, give every
 //     interrupt of a task XXH3(ns) (§3.3), so a node that interrupts twice
 //     stores the same ID twice.
+//   - Explicit checkpoints: when a run or an update addresses a checkpoint
+//     by ID, LangGraph.js also reads the thread's latest checkpoint; Python
+//     reads only the one addressed (§6.2 item 1, §6.3 item 1).
+//   - UpdateState as a node: Python puts the update's writes against the
+//     updated checkpoint, as that node's task writes, before the update
+//     checkpoint (§6.2 item 3); LangGraph.js puts only the checkpoint.
+//   - A Command without resume (goto, update) on a thread: Python treats
+//     any Command as resuming, so its writes go under the null task ID and
+//     no input checkpoint is put (§2.3 items 2 and 4); LangGraph.js puts
+//     an input checkpoint after them.
+//   - Continuing from an update checkpoint that is not the thread's
+//     latest: LangGraph.js puts a fork checkpoint first; Python never forks
+//     from an update or fork checkpoint (§2.3 item 4, §6.2, "Continuing
+//     after an update").
 //   - With async durability (§7) the order of a background Put relative to
 //     the next step's writes is up to the scheduler in both engines; such
 //     scenarios are compared as multisets of calls.

@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -17,9 +16,11 @@ import (
 //     that stored them, then (IDs never put) in first-seen order, so that
 //     writes racing their checkpoint (async durability) do not renumber
 //     them;
-//   - channel versions become "v1", "v2", ... in their order under
-//     spec.CompareVersions (LangGraph.js's integers and Python-style
-//     strings both map to their rank among the trace's versions);
+//   - channel versions become "v" and their counter: LangGraph.js's
+//     integers as they are, Python-style "<counter>.<fraction>" strings
+//     their counter without leading zeros; the fraction is random (it
+//     only makes sibling forks' versions unique), so versions keep their
+//     order and versions minted for the same step compare equal;
 //   - task IDs, which every engine derives differently, become
 //     "task(ns|step|path)": the namespace, the step of the checkpoint the
 //     task's writes were put against, and the task path (which names the
@@ -49,34 +50,23 @@ func Canonical(calls []Call) ([]Call, error) {
 }
 
 type canon struct {
-	cps      map[string]string
-	tasks    map[string]string
+	cps        map[string]string
+	tasks      map[string]string
 	others     map[string]string
 	interrupts map[string]string
-	versions map[spec.Version]string
 }
 
 func newCanon(calls []Call) *canon {
-	c := &canon{cps: map[string]string{}, tasks: map[string]string{}, others: map[string]string{}, interrupts: map[string]string{}, versions: map[spec.Version]string{}}
+	c := &canon{cps: map[string]string{}, tasks: map[string]string{}, others: map[string]string{}, interrupts: map[string]string{}}
 	steps := map[string]any{}
-	var vs []spec.Version
 	addCP := func(id string) {
 		if _, ok := c.cps[id]; id != "" && !ok {
 			c.cps[id] = fmt.Sprintf("cp%d", len(c.cps)+1)
 		}
 	}
-	addVersions := func(m spec.Versions) {
-		for _, v := range m {
-			vs = append(vs, v)
-		}
-	}
 	addCheckpoint := func(cp *spec.Checkpoint, md spec.Metadata) {
 		addCP(cp.ID)
 		steps[cp.ID] = md["step"]
-		addVersions(cp.ChannelVersions)
-		for _, m := range cp.VersionsSeen {
-			addVersions(m)
-		}
 	}
 	addTuple := func(t *spec.Tuple) {
 		addCP(t.Config.CheckpointID)
@@ -100,7 +90,6 @@ func newCanon(calls []Call) *canon {
 		if call.Checkpoint != nil {
 			addCheckpoint(call.Checkpoint, call.Metadata)
 		}
-		addVersions(call.NewVersions)
 		if call.Result != nil {
 			addCP(call.Result.CheckpointID)
 		}
@@ -128,10 +117,6 @@ func newCanon(calls []Call) *canon {
 			path = "writes:" + strings.Join(chans, ",")
 		}
 		c.tasks[call.TaskID] = fmt.Sprintf("task(%s|%v|%s)", c.ns(call.Config.Namespace), steps[call.Config.CheckpointID], path)
-	}
-	slices.SortFunc(vs, spec.CompareVersions)
-	for _, v := range slices.Compact(vs) {
-		c.versions[v] = fmt.Sprintf("v%d", len(c.versions)+1)
 	}
 	return c
 }
@@ -190,9 +175,7 @@ func (c *canon) config(cfg *spec.Config) {
 
 func (c *canon) vers(m spec.Versions) {
 	for k, v := range m {
-		if t, ok := c.versions[v]; ok {
-			m[k] = spec.Version(t)
-		}
+		m[k] = spec.Version("v" + versionCounter(v))
 	}
 }
 
@@ -270,4 +253,15 @@ func (c *canon) call(call *Call) {
 	} else if call.Err != "" {
 		call.Err = "error"
 	}
+}
+
+// versionCounter returns a version's leading decimal counter without
+// leading zeros ("0" when it has none).
+func versionCounter(v spec.Version) string {
+	s, _, _ := strings.Cut(string(v), ".")
+	s = strings.TrimLeft(s, "0")
+	if s == "" {
+		return "0"
+	}
+	return s
 }

@@ -48,16 +48,16 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
-// Versions map to their rank: integers compare numerically, strings by
-// spec.CompareVersions, so 9 < 10.
+// Versions map to their counter: integers as they are, Python-style
+// strings without their zero padding and random fraction.
 func TestCanonicalVersions(t *testing.T) {
 	calls := []trace.Call{{Method: trace.MethodPut, Checkpoint: &spec.Checkpoint{ID: "x",
-		ChannelVersions: spec.Versions{"a": "10", "b": "9", "c": "2"}}, NewVersions: spec.Versions{"a": "10"}}}
+		ChannelVersions: spec.Versions{"a": "10", "b": "9", "c": "00000000000000000000000000000002.0123456789"}}, NewVersions: spec.Versions{"a": "10"}}}
 	out, err := trace.Canonical(calls)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := spec.Versions{"a": "v3", "b": "v2", "c": "v1"}
+	want := spec.Versions{"a": "v10", "b": "v9", "c": "v2"}
 	if d := cmp.Diff(want, out[0].Checkpoint.ChannelVersions); d != "" {
 		t.Error(d)
 	}

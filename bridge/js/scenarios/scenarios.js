@@ -49,6 +49,42 @@ function chainGraph(checkpointer, options) {
     .compile({ checkpointer, ...options });
 }
 
+// adderGraph is START -> node_a (+10) -> node_b (+100) over a summing key.
+function adderGraph(checkpointer) {
+  return new StateGraph(Annotation.Root({ value: Annotation({ reducer: (a, b) => a + b }) }))
+    .addNode("node_a", () => ({ value: 10 }))
+    .addNode("node_b", () => ({ value: 100 }))
+    .addEdge(START, "node_a")
+    .addEdge("node_a", "node_b")
+    .compile({ checkpointer });
+}
+
+// humanGraph is START -> node_a -> ask_human (interrupt) -> node_b.
+function humanGraph(checkpointer) {
+  return new StateGraph(Annotation.Root({ answer: Annotation(), log: Annotation({ reducer: append }) }))
+    .addNode("node_a", logNode("node_a"))
+    .addNode("ask_human", () => ({ answer: interrupt("answer?") }))
+    .addNode("node_b", logNode("node_b"))
+    .addEdge(START, "node_a")
+    .addEdge("node_a", "ask_human")
+    .addEdge("ask_human", "node_b")
+    .compile({ checkpointer });
+}
+
+// history lists a thread's root checkpoints oldest first, reading the
+// wrapped saver directly (like the Go scenarios' unrecorded checks).
+async function history(saver, threadId) {
+  const out = [];
+  for await (const t of saver.inner.list({ configurable: { thread_id: threadId, checkpoint_ns: "" } })) out.push(t);
+  return out.reverse();
+}
+
+// at is a thread's config addressing one checkpoint.
+const at = (threadId, checkpointId, durability = "sync") => ({
+  configurable: { thread_id: threadId, checkpoint_id: checkpointId },
+  durability,
+});
+
 /** @type {Record<string, (saver: import("@langchain/langgraph").BaseCheckpointSaver) => Promise<void>>} */
 export const scenarios = {
   async linear(saver) {
@@ -85,6 +121,48 @@ export const scenarios = {
       await g.invoke(run === 0 ? { x: 1 } : null, cfg);
       await g.getState(cfg);
     }
+  },
+  async new_input_discards(saver) {
+    const g = new StateGraph(Annotation.Root({ log: Annotation({ reducer: append, default: () => [] }) }))
+      .addNode("a", logNode("a"))
+      .addNode("b", logNode("b"))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .compile({ checkpointer: saver, interruptBefore: ["b"] });
+    const cfg = thread("engine-new-input");
+    for (let i = 0; i < 2; i++) await g.invoke({ log: [] }, cfg);
+  },
+  async command_goto(saver) {
+    const g = linearGraph(saver);
+    const cfg = thread("engine-command");
+    await g.invoke({ log: [], q: "hi" }, cfg);
+    await g.invoke(new Command({ goto: ["b"], update: { q: "again" } }), cfg);
+  },
+  async update_fork(saver) {
+    const g = adderGraph(saver);
+    const id = "engine-update";
+    await g.invoke({ value: 1 }, thread(id));
+    const hs = await history(saver, id);
+    const u = await g.updateState(at(id, hs[1].checkpoint.id), { value: 20 }, "node_a");
+    await g.invoke(null, at(id, u.configurable.checkpoint_id));
+  },
+  async sibling_forks(saver) {
+    const g = adderGraph(saver);
+    const id = "engine-siblings";
+    await g.invoke({ value: 1 }, thread(id));
+    const hs = await history(saver, id);
+    const forks = [];
+    for (const v of [20, 30]) forks.push(await g.updateState(at(id, hs[1].checkpoint.id), { value: v }, "node_a"));
+    for (const f of forks) await g.invoke(null, at(id, f.configurable.checkpoint_id));
+  },
+  async replay_history(saver) {
+    const g = humanGraph(saver);
+    const id = "engine-replay";
+    await g.invoke({ log: [] }, thread(id, "async"));
+    await g.invoke(new Command({ resume: "old" }), thread(id, "async"));
+    const hs = await history(saver, id);
+    await g.invoke(null, at(id, hs[2].checkpoint.id, "async"));
+    await g.invoke(new Command({ resume: "new" }), thread(id, "async"));
   },
   async interrupt_before(saver) {
     const g = chainGraph(saver, { interruptBefore: ["s2"] });
