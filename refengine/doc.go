@@ -120,6 +120,9 @@
 //     latest: LangGraph.js puts a fork checkpoint first; Python never forks
 //     from an update or fork checkpoint (§2.3 item 4, §6.2, "Continuing
 //     after an update").
+//   - A plain Command(resume) while two interrupts are pending: Python
+//     refuses it before any write (§2.3 item 2), and so does refengine
+//     (ErrMultipleInterrupts); LangGraph.js accepts it.
 //   - With async durability (§7) the order of a background Put relative to
 //     the next step's writes is up to the scheduler in both engines; such
 //     scenarios are compared as multisets of calls.

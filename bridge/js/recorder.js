@@ -6,17 +6,25 @@
 //
 // Differences from a Go trace that canonicalization absorbs: channel
 // versions are LangGraph.js's integers, recorded as decimal strings; task
-// IDs are LangGraph.js's own; error messages are the JS saver's.
+// IDs are LangGraph.js's own; error messages are the JS saver's. Sends are
+// recorded as refengine stores them, {"node", "arg"}.
 //
 // It imports BaseCheckpointSaver from @langchain/langgraph, i.e. the
 // checkpoint package LangGraph.js itself uses.
 import { BaseCheckpointSaver } from "@langchain/langgraph";
 
 // plain turns a value into its JSON form (undefined fields dropped, typed
-// arrays as plain arrays), so the log holds snapshots, not live objects.
+// arrays as plain arrays, a Send as refengine's {"node", "arg"} map), so the
+// log holds snapshots, not live objects.
 function plain(v) {
   if (v === undefined) return undefined;
-  return JSON.parse(JSON.stringify(v, (_k, x) => (ArrayBuffer.isView(x) ? Array.from(x) : x)));
+  return JSON.parse(
+    JSON.stringify(v, (_k, x) => {
+      if (ArrayBuffer.isView(x)) return Array.from(x);
+      if (x?.lg_name === "Send") return { node: x.node, arg: x.args };
+      return x;
+    }),
+  );
 }
 
 function config(c) {

@@ -100,12 +100,13 @@ func newCanon(calls []Call) *canon {
 			addTuple(t)
 		}
 	}
+	raw := map[string]rawTask{}
 	for i := range calls {
 		call := &calls[i]
 		if call.Method != MethodPutWrites || call.TaskID == spec.NullTaskID {
 			continue
 		}
-		if _, ok := c.tasks[call.TaskID]; ok {
+		if _, ok := raw[call.TaskID]; ok {
 			continue
 		}
 		path := call.TaskPath
@@ -116,9 +117,39 @@ func newCanon(calls []Call) *canon {
 			}
 			path = "writes:" + strings.Join(chans, ",")
 		}
-		c.tasks[call.TaskID] = fmt.Sprintf("task(%s|%v|%s)", c.ns(call.Config.Namespace), steps[call.Config.CheckpointID], path)
+		raw[call.TaskID] = rawTask{call.Config.Namespace, steps[call.Config.CheckpointID], path}
+	}
+	for id := range raw {
+		c.task(id, raw)
 	}
 	return c
+}
+
+// rawTask is what names a task: its namespace (with parent task IDs not
+// yet rewritten), step and path.
+type rawTask struct {
+	ns   string
+	step any
+	path string
+}
+
+// task names the task id, naming the tasks of its namespace first, so that
+// a subgraph's tasks are named after their parent's name whatever order
+// the calls came in.
+func (c *canon) task(id string, raw map[string]rawTask) string {
+	if t, ok := c.tasks[id]; ok {
+		return t
+	}
+	r := raw[id]
+	ns := uuidPattern.ReplaceAllStringFunc(r.ns, func(m string) string {
+		if _, ok := raw[m]; ok {
+			return c.task(m, raw)
+		}
+		return m
+	})
+	t := fmt.Sprintf("task(%s|%v|%s)", ns, r.step, r.path)
+	c.tasks[id] = t
+	return t
 }
 
 // id rewrites one ID-bearing string: a whole checkpoint or task ID, or
@@ -151,17 +182,6 @@ func (c *canon) id(s string) string {
 		t := fmt.Sprintf("id%d", len(c.others)+1)
 		c.others[m] = t
 		return t
-	})
-}
-
-// ns rewrites a namespace before the task table is complete (used while
-// building it): only the tasks known so far are replaced.
-func (c *canon) ns(s string) string {
-	return uuidPattern.ReplaceAllStringFunc(s, func(m string) string {
-		if t, ok := c.tasks[m]; ok {
-			return t
-		}
-		return m
 	})
 }
 

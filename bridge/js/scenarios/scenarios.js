@@ -1,7 +1,7 @@
 // The scenarios of refengine/enginetest, written for LangGraph.js. Each
 // takes the (recording) checkpointer and drives the same graph with the
 // same thread ID, inputs and calls as the Go scenario of the same name.
-import { Annotation, Command, END, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { Annotation, Command, END, START, Send, StateGraph, interrupt } from "@langchain/langgraph";
 
 const append = (a, b) => a.concat(b);
 
@@ -163,6 +163,52 @@ export const scenarios = {
     const hs = await history(saver, id);
     await g.invoke(null, at(id, hs[2].checkpoint.id, "async"));
     await g.invoke(new Command({ resume: "new" }), thread(id, "async"));
+  },
+  async send_map_reduce(saver) {
+    const g = new StateGraph(
+      Annotation.Root({ items: Annotation(), item: Annotation(), results: Annotation({ reducer: append, default: () => [] }) }),
+    )
+      .addNode("plan", () => ({}))
+      .addNode("w", (st) => ({ results: [`r${st.item}`] }))
+      .addEdge(START, "plan")
+      .addConditionalEdges("plan", (st) => st.items.map((item) => new Send("w", { item })))
+      .compile({ checkpointer: saver });
+    await g.invoke({ items: [0, 1, 2, 3, 4] }, thread("engine-send", "async"));
+  },
+  async parallel_interrupts(saver) {
+    const child = new StateGraph(Annotation.Root({ who: Annotation(), answers: Annotation({ reducer: append }) }))
+      .addNode("ask", (st) => ({ answers: [`${st.who}:${interrupt(`question for ${st.who}`)}`] }))
+      .addEdge(START, "ask")
+      .compile();
+    const root = new StateGraph(Annotation.Root({ answers: Annotation({ reducer: append }) }))
+      .addNode("plan", () => ({}))
+      .addNode("sub", child)
+      .addEdge(START, "plan")
+      .addConditionalEdges("plan", () => [new Send("sub", { who: "A" }), new Send("sub", { who: "B" })])
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-parallel-interrupts");
+    const res = await root.invoke({ answers: [] }, cfg);
+    const [a, b] = res.__interrupt__.map((i) => i.id);
+    // Python refuses this (two interrupts pending); LangGraph.js accepts it.
+    await root.invoke(new Command({ resume: "x" }), cfg).catch(() => {});
+    await root.invoke(new Command({ resume: { [a]: "a" } }), cfg);
+    await root.invoke(new Command({ resume: { [b]: "b" } }), cfg);
+  },
+  async stateful_subgraph(saver) {
+    const child = new StateGraph(
+      Annotation.Root({ question: Annotation(), seen: Annotation({ reducer: append, default: () => [] }), count: Annotation() }),
+    )
+      .addNode("remember", (st) => ({ seen: [st.question], count: st.seen.length + 1 }))
+      .addEdge(START, "remember")
+      .compile({ checkpointer: true });
+    const root = new StateGraph(Annotation.Root({ question: Annotation(), count: Annotation() }))
+      .addNode("inner", child)
+      .addEdge(START, "inner")
+      .compile({ checkpointer: saver });
+    const id = "engine-stateful";
+    for (const q of ["q1", "q2"]) await root.invoke({ question: q }, thread(id));
+    const hs = await history(saver, id);
+    await root.invoke(null, at(id, hs[4].checkpoint.id));
   },
   async interrupt_before(saver) {
     const g = chainGraph(saver, { interruptBefore: ["s2"] });
