@@ -123,6 +123,15 @@
 //   - A plain Command(resume) while two interrupts are pending: Python
 //     refuses it before any write (§2.3 item 2), and so does refengine
 //     (ErrMultipleInterrupts); LangGraph.js accepts it.
+//   - Versions within a step: Python mints one version per application of
+//     writes and gives it to every consumed and updated channel (§1.3,
+//     §2.6 items 4-5); LangGraph.js gives consumed trigger channels (a join
+//     barrier) one version and the updated channels the next.
+//   - Conditional edges: the branch:to:X write carries None in Python
+//     (§4.8), the source node's name in LangGraph.js.
+//   - Errors: a failed task's __error__ write holds the exception as the
+//     serde stores it (§2.10); LangGraph.js stores {"message", "name"},
+//     refengine the message.
 //   - With async durability (§7) the order of a background Put relative to
 //     the next step's writes is up to the scheduler in both engines; such
 //     scenarios are compared as multisets of calls.

@@ -210,6 +210,63 @@ export const scenarios = {
     const hs = await history(saver, id);
     await root.invoke(null, at(id, hs[4].checkpoint.id));
   },
+  async conditional(saver) {
+    const g = new StateGraph(LogState)
+      .addNode("route", logNode("route"))
+      .addNode("left", logNode("left"))
+      .addNode("right", logNode("right"))
+      .addEdge(START, "route")
+      .addConditionalEdges("route", (st) => (st.q === "L" ? "left" : "right"), ["left", "right"])
+      .compile({ checkpointer: saver });
+    for (const q of ["L", "R"]) await g.invoke({ log: [], q }, thread("engine-cond"));
+  },
+  async fanout_fanin(saver) {
+    const g = new StateGraph(LogState)
+      .addNode("a", logNode("a"))
+      .addNode("b", logNode("b"))
+      .addNode("c", logNode("c"))
+      .addNode("d", logNode("d"))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .addEdge("a", "c")
+      .addEdge(["b", "c"], "d")
+      .compile({ checkpointer: saver });
+    await g.invoke({ log: [], q: "hi" }, thread("engine-fan"));
+  },
+  async exit_linear(saver) {
+    const g = linearGraph(saver);
+    for (let i = 0; i < 2; i++) await g.invoke({ log: [], q: "hi" }, thread("engine-exit-linear", "exit"));
+  },
+  async state_history(saver) {
+    const g = linearGraph(saver);
+    const cfg = thread("engine-history");
+    await g.invoke({ log: [], q: "hi" }, cfg);
+    for await (const _ of g.getStateHistory(cfg));
+    for await (const _ of g.getStateHistory(cfg, { filter: { source: "loop" }, limit: 2 }));
+  },
+  async failure_retry(saver) {
+    let failed = false;
+    const g = new StateGraph(LogState)
+      .addNode("a", logNode("a"))
+      .addNode("b", () => {
+        if (!failed) {
+          failed = true;
+          throw new Error("boom");
+        }
+        return { log: ["b"] };
+      })
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-retry");
+    await g.invoke({ log: [], q: "hi" }, cfg).then(
+      () => {
+        throw new Error("b did not fail");
+      },
+      () => {},
+    );
+    await g.invoke(null, cfg);
+  },
   async interrupt_before(saver) {
     const g = chainGraph(saver, { interruptBefore: ["s2"] });
     const cfg = thread("engine-before", "async");

@@ -1,0 +1,149 @@
+package enginetest_test
+
+import (
+	"context"
+	"errors"
+
+	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// lgjsOnly are the Go sides of the TestAgainstLangGraphJS scenarios that are
+// not enginetest scenarios: each drives refengine through rec the way the
+// JS scenario of the same name (bridge/js/scenarios/scenarios.js) drives
+// LangGraph.js.
+var lgjsOnly = map[string]func(ctx context.Context, rec spec.Saver) error{
+	"conditional":   conditionalRun,
+	"fanout_fanin":  fanoutFaninRun,
+	"exit_linear":   exitLinearRun,
+	"state_history": stateHistoryRun,
+	"failure_retry": failureRetryRun,
+}
+
+func logNode(name string) refengine.NodeFunc {
+	return func(context.Context, refengine.State) (refengine.Update, error) {
+		return refengine.Update{"log": []any{name}}, nil
+	}
+}
+
+func logGraph() *refengine.StateGraph {
+	return refengine.NewStateGraph().
+		AddKey("q", refengine.LastValue()).
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{}))
+}
+
+func lgjsRun(thread string, d refengine.Durability) refengine.RunConfig {
+	return refengine.RunConfig{ThreadID: thread, Durability: d, Deterministic: true}
+}
+
+// conditionalRun: START -> route (by q) -> left | right, twice.
+func conditionalRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddNode("route", logNode("route")).
+		AddNode("left", logNode("left")).
+		AddNode("right", logNode("right")).
+		AddEdge(refengine.Start, "route").
+		AddConditionalEdges("route", func(_ context.Context, st refengine.State) (refengine.Route, error) {
+			if st["q"] == "L" {
+				return refengine.Route{Nodes: []string{"left"}}, nil
+			}
+			return refengine.Route{Nodes: []string{"right"}}, nil
+		}).
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{"L", "R"} {
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": q}, lgjsRun("engine-cond", refengine.DurabilitySync)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fanoutFaninRun: START -> a -> (b, c) -> d (join), log reducer.
+func fanoutFaninRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddNode("a", logNode("a")).AddNode("b", logNode("b")).AddNode("c", logNode("c")).AddNode("d", logNode("d")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b").AddEdge("a", "c").
+		AddJoin([]string{"b", "c"}, "d").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	_, err = g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-fan", refengine.DurabilitySync))
+	return err
+}
+
+// exitLinearRun: the linear graph with exit durability, twice.
+func exitLinearRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-exit-linear", refengine.DurabilityExit)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stateHistoryRun: the linear graph, then its state history, all of it
+// and filtered by source "loop" with a limit of 2.
+func stateHistoryRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-history", refengine.DurabilitySync)
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
+		return err
+	}
+	if _, err := g.History(ctx, cfg, refengine.HistoryOptions{}); err != nil {
+		return err
+	}
+	_, err = g.History(ctx, cfg, refengine.HistoryOptions{Filter: spec.Metadata{"source": "loop"}, Limit: 2})
+	return err
+}
+
+// failureRetryRun: START -> a -> b where b fails on its first run; the
+// retry (invoke with no input) runs b again.
+func failureRetryRun(ctx context.Context, rec spec.Saver) error {
+	failed := false
+	g, err := logGraph().
+		AddNode("a", logNode("a")).
+		AddNode("b", func(context.Context, refengine.State) (refengine.Update, error) {
+			if !failed {
+				failed = true
+				return nil, errors.New("boom")
+			}
+			return refengine.Update{"log": []any{"b"}}, nil
+		}).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-retry", refengine.DurabilitySync)
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err == nil {
+		return errors.New("b did not fail")
+	}
+	_, err = g.Invoke(ctx, nil, cfg)
+	return err
+}
+
+// recordOnly runs a lgjsOnly scenario on rec and returns its calls.
+func recordOnly(ctx context.Context, run func(context.Context, spec.Saver) error, rec *trace.Recorder) ([]trace.Call, error) {
+	if err := run(ctx, rec); err != nil {
+		return nil, err
+	}
+	return rec.Calls(), nil
+}
