@@ -132,6 +132,11 @@
 //   - Errors: a failed task's __error__ write holds the exception as the
 //     serde stores it (§2.10); LangGraph.js stores {"message", "name"},
 //     refengine the message.
+//   - A failing task's running siblings: LangGraph.js aborts them, and a
+//     sibling that still finishes saves an __error__ ("This operation was
+//     aborted") together with its result, after the failed task's writes;
+//     Python saves a successful sibling's writes as they are and restores
+//     them on retry (§2.10). refengine does not cancel siblings yet.
 //   - With async durability (§7) the order of a background Put relative to
 //     the next step's writes is up to the scheduler in both engines; such
 //     scenarios are compared as multisets of calls.

@@ -14,11 +14,14 @@ import (
 // JS scenario of the same name (bridge/js/scenarios/scenarios.js) drives
 // LangGraph.js.
 var lgjsOnly = map[string]func(ctx context.Context, rec spec.Saver) error{
-	"conditional":   conditionalRun,
-	"fanout_fanin":  fanoutFaninRun,
-	"exit_linear":   exitLinearRun,
-	"state_history": stateHistoryRun,
-	"failure_retry": failureRetryRun,
+	"conditional":      conditionalRun,
+	"fanout_fanin":     fanoutFaninRun,
+	"exit_linear":      exitLinearRun,
+	"state_history":    stateHistoryRun,
+	"failure_retry":    failureRetryRun,
+	"failure_siblings": failureSiblingsRun,
+	"subgraph_node":    subgraphNodeRun,
+	"update_copy":      updateCopyRun,
 }
 
 func logNode(name string) refengine.NodeFunc {
@@ -137,6 +140,84 @@ func failureRetryRun(ctx context.Context, rec spec.Saver) error {
 		return errors.New("b did not fail")
 	}
 	_, err = g.Invoke(ctx, nil, cfg)
+	return err
+}
+
+// failureSiblingsRun: START -> (one, two) where two fails on its first
+// run; the retry restores one's saved writes and runs two again.
+func failureSiblingsRun(ctx context.Context, rec spec.Saver) error {
+	failed := false
+	g, err := logGraph().
+		AddNode("one", logNode("one")).
+		AddNode("two", func(context.Context, refengine.State) (refengine.Update, error) {
+			if !failed {
+				failed = true
+				return nil, errors.New("boom")
+			}
+			return refengine.Update{"log": []any{"two"}}, nil
+		}).
+		AddEdge(refengine.Start, "one").AddEdge(refengine.Start, "two").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-siblings-fail", refengine.DurabilitySync)
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err == nil {
+		return errors.New("two did not fail")
+	}
+	_, err = g.Invoke(ctx, nil, cfg)
+	return err
+}
+
+// subgraphNodeRun: START -> sub (a per-invocation subgraph START -> inner)
+// -> after, twice.
+func subgraphNodeRun(ctx context.Context, rec spec.Saver) error {
+	child, err := logGraph().AddNode("inner", logNode("inner")).AddEdge(refengine.Start, "inner").
+		Compile(refengine.CompileOptions{})
+	if err != nil {
+		return err
+	}
+	g, err := logGraph().
+		AddSubgraph("sub", child).AddNode("after", logNode("after")).
+		AddEdge(refengine.Start, "sub").AddEdge("sub", "after").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-subgraph-node", refengine.DurabilitySync)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updateCopyRun: the linear graph, then UpdateState(__copy__) of its
+// second checkpoint, and a run continuing from the copy.
+func updateCopyRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
+		AddEdge(refengine.Start, "a").AddEdge("a", "b").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-copy", refengine.DurabilitySync)
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
+		return err
+	}
+	hist, err := g.History(ctx, cfg, refengine.HistoryOptions{})
+	if err != nil {
+		return err
+	}
+	at := cfg
+	at.CheckpointID = hist[len(hist)-2].Config.CheckpointID // step 0
+	cp, err := g.UpdateState(ctx, at, nil, refengine.CopyNode)
+	if err != nil {
+		return err
+	}
+	at.CheckpointID = cp.CheckpointID
+	_, err = g.Invoke(ctx, nil, at)
 	return err
 }
 

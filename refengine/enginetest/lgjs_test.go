@@ -24,7 +24,8 @@ import (
 var lgjsScenarios = []string{"linear", "linear_async", "interrupt_resume", "interrupt_twice", "static_interrupts", "interrupt_before",
 	"new_input_discards", "command_goto", "update_fork", "sibling_forks", "replay_history",
 	"send_map_reduce", "stateful_subgraph",
-	"conditional", "fanout_fanin", "exit_linear", "state_history", "failure_retry"}
+	"conditional", "fanout_fanin", "exit_linear", "state_history", "failure_retry",
+	"failure_siblings", "subgraph_node", "update_copy"}
 
 // Not compared yet: parallel_interrupts (bridge/js/scenarios has it) runs
 // two Send tasks whose subgraphs interleave their saver calls in
@@ -43,11 +44,18 @@ var lgjsUnordered = map[string]bool{"linear_async": true, "interrupt_twice": tru
 // LangGraph.js call must be the one js recognizes.
 type divergence struct {
 	doc string
-	js  func(trace.Call) bool
+	// js reports whether the LangGraph.js trace diverges as documented
+	// at call i, the first one that differs.
+	js func(js []trace.Call, i int) bool
 }
 
-func putWithSource(source string) func(trace.Call) bool {
-	return func(c trace.Call) bool { return c.Method == trace.MethodPut && c.Metadata["source"] == source }
+// at adapts a test of the first differing call.
+func at(f func(trace.Call) bool) func([]trace.Call, int) bool {
+	return func(js []trace.Call, i int) bool { return f(js[i]) }
+}
+
+func putWithSource(source string) func([]trace.Call, int) bool {
+	return at(func(c trace.Call) bool { return c.Method == trace.MethodPut && c.Metadata["source"] == source })
 }
 
 // lgjsDivergences are the scenarios that diverge as documented in
@@ -56,12 +64,29 @@ var lgjsDivergences = map[string]divergence{
 	"command_goto": {"a Command without resume on a finished thread: LangGraph.js puts an input checkpoint, Python does not (§2.3 items 2 and 4)",
 		putWithSource("input")},
 	"fanout_fanin": {"a step that consumes a join barrier and updates channels: LangGraph.js gives the consumed channel one version and the updated ones the next, Python one version to all (§1.3, §2.6 items 4-5)",
-		func(c trace.Call) bool {
+		at(func(c trace.Call) bool {
 			vs := map[spec.Version]bool{}
 			for _, v := range c.NewVersions {
 				vs[v] = true
 			}
 			return c.Method == trace.MethodPut && len(vs) > 1
+		})},
+	"failure_siblings": {"a task fails while its sibling runs: LangGraph.js aborts the sibling, which saves an __error__ (aborted) write together with its result, after the failed task's writes; Python saves the successful sibling's writes as they are (§2.10)",
+		func(js []trace.Call, i int) bool {
+			for _, c := range js[i:] {
+				var errs, others int
+				for _, w := range c.Writes {
+					if w.Channel == spec.ErrorChannel {
+						errs++
+					} else {
+						others++
+					}
+				}
+				if c.Method == trace.MethodPutWrites && errs == 1 && others > 0 {
+					return true
+				}
+			}
+			return false
 		}},
 	"sibling_forks": {"continuing from an update checkpoint that is not the latest: LangGraph.js puts a fork, Python does not (§2.3 item 4, §6.2)",
 		putWithSource("fork")},
@@ -142,7 +167,7 @@ func TestAgainstLangGraphJS(t *testing.T) {
 				for i < len(want) && i < len(got) && cmp.Equal(want[i], got[i], cmpopts.EquateEmpty()) {
 					i++
 				}
-				if i == len(want) || !div.js(want[i]) {
+				if i == len(want) || !div.js(want, i) {
 					t.Fatalf("the documented divergence (%s) does not occur at the first differing call %d:\n%s", div.doc, i, cmp.Diff(want[min(i, len(want)-1):], got[min(i, len(got)-1):], cmpopts.EquateEmpty()))
 				}
 				t.Logf("calls 0-%d agree; call %d diverges as documented: %s", i-1, i, div.doc)

@@ -267,6 +267,48 @@ export const scenarios = {
     );
     await g.invoke(null, cfg);
   },
+  async failure_siblings(saver) {
+    let failed = false;
+    const g = new StateGraph(LogState)
+      .addNode("one", logNode("one"))
+      .addNode("two", () => {
+        if (!failed) {
+          failed = true;
+          throw new Error("boom");
+        }
+        return { log: ["two"] };
+      })
+      .addEdge(START, "one")
+      .addEdge(START, "two")
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-siblings-fail");
+    await g.invoke({ log: [], q: "hi" }, cfg).then(
+      () => {
+        throw new Error("two did not fail");
+      },
+      () => {},
+    );
+    await g.invoke(null, cfg);
+  },
+  async subgraph_node(saver) {
+    const child = new StateGraph(LogState).addNode("inner", logNode("inner")).addEdge(START, "inner").compile();
+    const g = new StateGraph(LogState)
+      .addNode("sub", child)
+      .addNode("after", logNode("after"))
+      .addEdge(START, "sub")
+      .addEdge("sub", "after")
+      .compile({ checkpointer: saver });
+    for (let i = 0; i < 2; i++) await g.invoke({ log: [], q: "hi" }, thread("engine-subgraph-node"));
+  },
+  async update_copy(saver) {
+    const g = linearGraph(saver);
+    const cfg = thread("engine-copy");
+    await g.invoke({ log: [], q: "hi" }, cfg);
+    const hist = [];
+    for await (const s of g.getStateHistory(cfg)) hist.push(s);
+    const cp = await g.updateState(hist[hist.length - 2].config, null, "__copy__");
+    await g.invoke(null, at("engine-copy", cp.configurable.checkpoint_id));
+  },
   async interrupt_before(saver) {
     const g = chainGraph(saver, { interruptBefore: ["s2"] });
     const cfg = thread("engine-before", "async");
