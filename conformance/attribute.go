@@ -234,7 +234,7 @@ func attribute(h *report.HarnessReport) {
 		case roots[r.ID]:
 			row.Status = report.StatusFailed
 		case differs[r.ID] != "":
-			row.Status, row.Differs = report.StatusDiffers, differs[r.ID]
+			row.Status, row.Behaviour = report.StatusDiffers, differs[r.ID]
 		case len(explained[r.ID]) > 0:
 			by := slices.DeleteFunc(docOrder(explained[r.ID]), func(id string) bool { return id == r.ID })
 			row.Status, row.ExplainedBy = report.StatusExplained, by

@@ -5,6 +5,22 @@
 // It has no dependency on Ginkgo or on the suite's specs, so a program that
 // only reads reports does not link the suite (nor the golden engine traces
 // its engine group embeds).
+//
+// The JSON form, abridged:
+//
+//	{"seed": 20261122, "harnesses": [{
+//	  "name": "mysaver", "level": "PARTIAL", "core_level": "FULL", "strict_level": "PARTIAL",
+//	  "primary_failed_rules": ["LIST-FILTER-7"],
+//	  "failed_rules": ["LIST-FILTER-7", "PUT-4"],
+//	  "capabilities": [{"name": "list", "optional": false, "status": "failed", "passed": 70, "failed": 1, ...}],
+//	  "rules": [{"id": "LIST-FILTER-4", "tier": "strict", "capability": "list", "status": "differs",
+//	             "behaviour": "true matches 1 ...", "passed": 0, "failed": 0, "differs": 1, ...},
+//	            {"id": "PUT-4", "tier": "core", "status": "explained", "explained_by": ["LIST-FILTER-7"], ...}],
+//	  "specs": [{"text": "[LIST-FILTER-7] matches lists ...", "rules": ["LIST-FILTER-7"], "labels": ["list"],
+//	             "status": "failed", "message": "... (up to a few KB)", "location": "list_specs.go:301"},
+//	            {"text": "[ID-1]...[LIST-LIMIT-2] random ...", "broad": "model", "status": "failed",
+//	             "explained_by": ["LIST-FILTER-7"], ...}]
+//	}]}
 package report
 
 import (
@@ -189,9 +205,9 @@ type RuleResult struct {
 	Status     Status `json:"status"`
 	// Counts tallies the specs citing the rule.
 	Counts
-	// Differs, for status differs, names the LangGraph behaviour the saver
-	// follows instead of the rule.
-	Differs string `json:"differs,omitempty"`
+	// Behaviour, for status differs, names the LangGraph behaviour the
+	// saver follows instead of the rule.
+	Behaviour string `json:"behaviour,omitempty"`
 	// ExplainedBy, for status explained, lists the root causes that explain
 	// the failed broad specs citing the rule.
 	ExplainedBy []string `json:"explained_by,omitempty"`

@@ -48,7 +48,7 @@ func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 	if len(differs) > 0 {
 		fmt.Fprintf(w, "  strict rules where the saver does what a LangGraph saver does instead (%d):\n", len(differs))
 		for _, r := range differs {
-			fmt.Fprintf(w, "    %-18s differs: %s\n", r.ID, r.Differs)
+			fmt.Fprintf(w, "    %-18s differs: %s\n", r.ID, r.Behaviour)
 		}
 	}
 	if len(explained) > 0 {
