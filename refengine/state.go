@@ -243,7 +243,9 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 // under the ID of the task asNode would have run as. An empty asNode means
 // the node that ran last; [CopyNode] forks the checkpoint unchanged (source
 // "fork", values must be nil); [InputTask] applies values as new graph input
-// (source "input"). It returns the new checkpoint's config.
+// (source "input"); [End] (values nil) finishes the pending tasks without
+// running them, so nothing is left to run. It returns the new checkpoint's
+// config.
 func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, asNode string) (spec.Config, error) {
 	opts, err := g.runOptions(cfg)
 	if err != nil {
@@ -292,6 +294,9 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	if asNode == InputTask {
 		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values)
 	}
+	if asNode == End {
+		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, cfg.CheckpointID != "", values)
+	}
 	if asNode == "" {
 		if asNode, err = sub.lastNode(&cp); err != nil {
 			return spec.Config{}, err
@@ -334,6 +339,45 @@ func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, a
 	}
 	md := opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
 	out, err := saver.Put(ctx, parentCfg, next, md, newVersions(prev, next.ChannelVersions))
+	if err != nil {
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	return out, nil
+}
+
+// updateAsEnd finishes the pending tasks of saved without running them
+// (UpdateState with End, pregel-semantics §6.2 item 6): the null writes and
+// the writes of tasks that already finished are applied, every pending
+// task's triggers are consumed, and an "update" checkpoint (ID clock
+// sequence = step, metadata step+1) is put, with nothing left to run.
+// applySaved is false when UpdateState already applied the saved writes.
+func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, tasks []*task, applySaved bool, values Update) (spec.Config, error) {
+	if values != nil {
+		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q takes no values", spec.ErrInvalidArgument, End)
+	}
+	if saved == nil {
+		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q needs a checkpoint", spec.ErrInvalidArgument, End)
+	}
+	if applySaved {
+		if err := l.g.applySaved(cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
+			return spec.Config{}, err
+		}
+	}
+	aw := make([]appliedWrites, 0, len(tasks))
+	for _, t := range tasks {
+		aw = append(aw, appliedWrites{name: t.node.name, path: t.path, triggers: t.triggers})
+	}
+	if len(aw) > 0 {
+		if _, err := l.g.applyWrites(cp, chans, aw, l.nextVersion); err != nil {
+			return spec.Config{}, err
+		}
+	}
+	next, err := newCheckpoint(cp, chans, l.opts.newID(step), nil)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	md := l.opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
+	out, err := l.saver.Put(ctx, saved.Config, next, md, newVersions(prev, next.ChannelVersions))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
