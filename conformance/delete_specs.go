@@ -108,6 +108,8 @@ func deleteSpecs(e *env) {
 		})
 
 		check("[DELETE-5] accepts deleting a missing thread", lDelete, func(ctx context.Context) {
+			// On empty storage first: nothing has been written yet.
+			Expect(e.s.DeleteThread(ctx, "nobody")).To(Succeed(), "on an empty saver")
 			e.threadFixture(ctx, "t")
 			before := e.snapshot(ctx, "t")
 			Expect(e.s.DeleteThread(ctx, "nobody")).To(Succeed())
