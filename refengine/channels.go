@@ -177,6 +177,17 @@ func (c *lastValueChan) available() bool         { return c.set }
 func (c *lastValueChan) consume() bool           { return false }
 func (c *lastValueChan) checkpoint() (any, bool) { return c.value, c.set }
 
+// callReducer calls fn, turning a panic into an error wrapping
+// ErrReducerPanic, as a raising reducer fails the run in LangGraph.
+func callReducer(fn func(current, update any) (any, error), cur, v any) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%w: %v", ErrReducerPanic, r)
+		}
+	}()
+	return fn(cur, v)
+}
+
 type reducerChan struct {
 	fn    func(current, update any) (any, error)
 	value any
@@ -192,7 +203,7 @@ func (c *reducerChan) update(key string, vals []any) (bool, error) {
 			c.value, c.set = v, true
 			continue
 		}
-		nv, err := c.fn(c.value, v)
+		nv, err := callReducer(c.fn, c.value, v)
 		if err != nil {
 			return false, fmt.Errorf("at key %q: %w", key, err)
 		}

@@ -310,3 +310,22 @@ func TestPanickingNodeFailsItsTask(t *testing.T) {
 		t.Fatalf("the panic was not saved as an __error__ write: %+v", hs[len(hs)-1].PendingWrites)
 	}
 }
+
+// A panicking reducer fails the run with ErrReducerPanic instead of
+// escaping Invoke; the step's writes stay saved, no checkpoint follows.
+func TestPanickingReducerFailsTheRun(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	boom := func(any, any) (any, error) { panic("reducer kaboom") }
+	g := compile(t, refengine.NewStateGraph().AddKey("x", refengine.Reducer(boom, int64(0))).
+		AddNode("a", func(context.Context, refengine.State) (refengine.Update, error) { return refengine.Update{"x": 1}, nil }).
+		AddEdge(refengine.Start, "a"), refengine.CompileOptions{Saver: s})
+	_, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilitySync})
+	if !errors.Is(err, refengine.ErrReducerPanic) {
+		t.Fatalf("got %v, want ErrReducerPanic", err)
+	}
+	hs := history(t, s, "t", "")
+	if len(hs) != 2 || len(hs[1].PendingWrites) == 0 || hs[1].PendingWrites[0].Channel != "x" {
+		t.Fatalf("want the input and step-0 checkpoints with a's write pending, got %d checkpoints", len(hs))
+	}
+}

@@ -29,6 +29,9 @@ var (
 	ErrRecursionLimit = errors.New("refengine: recursion limit reached")
 	// ErrNodePanic wraps the value a panicking node panicked with.
 	ErrNodePanic = errors.New("refengine: node panicked")
+	// ErrReducerPanic wraps the value a panicking reducer panicked with;
+	// the run fails with it, as when a reducer returns an error.
+	ErrReducerPanic = errors.New("refengine: reducer panicked")
 	// ErrGraphInterrupt is matched (with errors.Is) by the error
 	// [Interrupt] returns to pause a node, LangGraph's GraphInterrupt. A
 	// node must return that error, wrapped or not; Invoke then reports the
