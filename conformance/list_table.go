@@ -66,12 +66,13 @@ func (e *env) loadTable(ctx context.Context, m *model) {
 	}
 }
 
-// compareListed compares a saver's List result with the model's, leaving
-// the order of equal IDs to LIST-ORDER-2: runs of equal IDs are compared
-// sorted, and when the limit cuts a run, any of its checkpoints may fill
-// the remaining places. full is the model's result without the limit.
+// compareListed compares a saver's List result with the model's the way
+// the broad specs do (see loose), leaving the order of equal IDs to
+// LIST-ORDER-2: runs of equal IDs are compared sorted, and when the limit
+// cuts a run, any of its checkpoints may fill the remaining places. full
+// is the model's result without the limit.
 func compareListed(got, full []*spec.Tuple, limit int) string {
-	got = sortTies(got)
+	got, full = loose(sortTies(got)), loose(full)
 	if limit <= 0 || len(full) <= limit || full[limit-1].Config.CheckpointID != full[limit].Config.CheckpointID {
 		if limit > 0 && len(full) > limit {
 			full = full[:limit]
@@ -109,6 +110,64 @@ func compareListed(got, full []*spec.Tuple, limit int) string {
 	return ""
 }
 
+// loose returns copies of ts for the broad specs' comparisons: numbers
+// become float64 (a negative zero becomes zero) and pending writes are
+// sorted. Number types, the sign of zero and the order of pending writes
+// are strict rules (VALUE-8, VALUE-2, WRITES-9) that focused specs check;
+// the broad specs look for the faults those specs miss, so they must not
+// stop at a difference a LangGraph saver has on purpose.
+func loose(ts []*spec.Tuple) []*spec.Tuple {
+	out := make([]*spec.Tuple, len(ts))
+	for i, t := range ts {
+		c := *t
+		c.Checkpoint.ChannelValues, _ = looseValue(t.Checkpoint.ChannelValues).(map[string]any)
+		c.Metadata = spec.Metadata{}
+		for k, v := range t.Metadata {
+			c.Metadata[k] = looseValue(v)
+		}
+		c.PendingWrites = make([]spec.PendingWrite, len(t.PendingWrites))
+		for j, w := range t.PendingWrites {
+			w.Value = looseValue(w.Value)
+			c.PendingWrites[j] = w
+		}
+		c.PendingWrites = sortWrites(c.PendingWrites)
+		out[i] = &c
+	}
+	return out
+}
+
+// looseValue returns v with every number as a float64, zero unsigned.
+func looseValue(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		if x == 0 {
+			return 0.0
+		}
+		return x
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = looseValue(e)
+		}
+		return out
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = looseValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 // compareLists describes the differences between a saver's List result
 // and the model's ("" when equal).
 func compareLists(got, want []*spec.Tuple) string {
@@ -137,7 +196,9 @@ func listTableSpecs(e *env) {
 	}
 	nss := []nsScope{{all: true}, {ns: ""}, {ns: "s:1|x:2"}, {ns: "missing"}}
 	befores := []string{"", "03", "045", "06"}
-	filters := []spec.Metadata{nil, {}, {"source": "loop"}, {"step": 2.0}, {"flag": true}, {"source": "input", "n": nil}, {"flag": 1, "step": 1}}
+	// Plain filter values: nil and nested values are LIST-FILTER-6, -7 and
+	// -8's matter, where LangGraph's savers disagree.
+	filters := []spec.Metadata{nil, {}, {"source": "loop"}, {"step": 2.0}, {"flag": true}, {"source": "input", "step": 1}, {"flag": 1, "step": 1}}
 	limits := []int{0, 1, 2, 100}
 
 	g.Describe("List matrix (generated, checked against the model)", func() {

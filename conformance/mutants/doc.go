@@ -54,7 +54,7 @@
 // -mutants.explain=../explain.json adds a run's observations to it:
 //
 //	go test ./conformance/mutants -run TestKillMatrix -args -mutants.full -mutants.explain=../explain.json
-//	go test ./conformance/mutants -run TestEngineEvidence -v -args -mutants.explain=../explain.json
+//	go test ./conformance/mutants -run TestEngineEvidence -v -args -mutants.explain=../explain.json -mutants.evidence-runs=25
 //
 // TestEngineEvidence runs the engine scenarios and golden traces of the
 // suite against every mutant in this process and logs which outcomes each

@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,9 +53,10 @@ func runGuarded(f func() error) (err error) {
 	return f()
 }
 
-// evidenceRuns is how often TestEngineEvidence runs each mutant: the
-// concurrent scenarios do not fail on every run.
-const evidenceRuns = 5
+// evidenceRuns is how often TestEngineEvidence runs each mutant: some
+// scenarios fail only on some runs (concurrency, random digits in IDs), so
+// rewriting the explain table takes many.
+var evidenceRuns = flag.Int("mutants.evidence-runs", 1, "how often TestEngineEvidence runs each mutant's engine scenarios (use 20 or more with -mutants.explain)")
 
 // TestEngineEvidence runs the engine scenarios and golden traces of the
 // conformance suite's engine group against every mutant, in this process,
@@ -75,7 +77,7 @@ func TestEngineEvidence(t *testing.T) {
 	var b strings.Builder
 	for _, m := range All() {
 		seen := map[string]bool{}
-		for range evidenceRuns {
+		for range *evidenceRuns {
 			failed, err := engineOutcome(ctx, m.Build)
 			if err != nil {
 				t.Fatal(err)

@@ -44,7 +44,7 @@ func init() {
 		Name: "whole-floats-as-ints", Rule: "VALUE-8",
 		Description: "Whole floats decode as integers, as a store with one JSON number type gives them back (LangGraph.js).",
 		New: withSerde(func(v any) any {
-			if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 && !math.Signbit(f) {
 				return int64(f)
 			}
 			return v
