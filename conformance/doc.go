@@ -109,9 +109,10 @@
 // The broad specs look for the faults the focused specs miss, so they do not
 // stop at a difference a LangGraph saver has on purpose: they compare
 // numbers by value, pending writes in any order and ties between equal IDs
-// sorted, and they filter on plain values only. Number types, the sign of
-// zero, write order, tie order and nested or nil filter values are checked
-// by the focused specs of their strict rules.
+// sorted, they filter on plain values only, and an invalid call need only
+// leave the store unchanged. Number types, the sign of zero, write order,
+// tie order, nested or nil filter values and the errors of invalid calls
+// are checked by the focused specs of their strict rules.
 //
 // The JSON report's "primary_failed_rules" are the root causes, each named
 // once. The printed report starts with them (rule, tier, first failing

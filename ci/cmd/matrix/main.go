@@ -544,7 +544,7 @@ func reportProblems(rep report.Report, min report.Level) []string {
 		case ran == 0:
 			problems = append(problems, fmt.Sprintf("%s: no spec ran (check -label-filter / -focus)", h.Name))
 		case failed > 0:
-			problems = append(problems, fmt.Sprintf("%s: %d specs failed, rules %s", h.Name, failed, strings.Join(h.FailedRules, " ")))
+			problems = append(problems, fmt.Sprintf("%s: %d specs failed, root causes %s (%d rules failed in all)", h.Name, failed, strings.Join(h.PrimaryFailedRules, " "), len(h.FailedRules)))
 		}
 		if min != "" && levelRank(h.Level) < levelRank(min) {
 			problems = append(problems, fmt.Sprintf("%s: level %s, required %s", h.Name, h.Level, min))
