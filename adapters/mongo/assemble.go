@@ -1,49 +1,105 @@
 package mongo
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// assembled is a tuple being built from its checkpoint document.
-type assembled struct {
-	doc   *checkpointDoc
-	tuple *spec.Tuple
-}
+// maxReassemble bounds how often assemble re-reads a checkpoint that was
+// replaced while it was being read.
+const maxReassemble = 3
 
-// assemble builds the tuples of docs with a fixed number of queries
-// whatever the number of checkpoints: one for their channel values and one
-// for their pending writes, sent concurrently, then one for the chunks of
-// any large payload among those.
-func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled, error) {
-	out := make([]assembled, len(docs))
-	var valueKeys bson.A
-	type ref struct {
-		tuple   int
-		channel string
-	}
-	refs := map[string][]ref{}
+// assemble builds the tuples of the visible checkpoints among docs, in
+// order, with a fixed number of queries whatever their number: one for
+// the chunks of large records, one for channel values and one for pending
+// writes (sent concurrently), one for the chunks of large values and
+// writes.
+//
+// A checkpoint is visible when no fence hides it (see ops.go) and its
+// record, its metadata and every value its own Put stored (Own) are there,
+// chunks included: a Put writes its checkpoint document before those, so a Put in
+// flight, or one that failed half-way, shows nothing. A checkpoint that
+// reads a value it did not store itself and finds it missing is checked
+// again: if it was deleted meanwhile (DeleteThread racing this read) it is
+// left out, and if it was replaced it is read again, so a reader never
+// sees a checkpoint torn by a concurrent delete or replace.
+func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc, fs fences) ([]*spec.Tuple, error) {
+	out := make([]*spec.Tuple, len(docs))
+	pending := make([]int, len(docs))
 	for i := range docs {
-		d := &docs[i]
-		t, err := s.decodeCheckpoint(ctx, d)
+		pending[i] = i
+	}
+	for round := 0; len(pending) > 0; round++ {
+		suspects, err := s.assembleSome(ctx, docs, pending, out, fs)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = assembled{doc: d, tuple: t}
-		for ch, ver := range t.Checkpoint.ChannelVersions {
-			k := valueKey(d.Thread, d.NS, ch, ver)
-			if _, seen := refs[k]; !seen {
-				valueKeys = append(valueKeys, k)
-			}
-			refs[k] = append(refs[k], ref{i, ch})
+		if len(suspects) == 0 {
+			break
 		}
+		pending, err = s.recheck(ctx, docs, suspects, out, round == maxReassemble)
+		if err != nil {
+			return nil, err
+		}
+	}
+	visible := make([]*spec.Tuple, 0, len(out))
+	for _, t := range out {
+		if t != nil {
+			visible = append(visible, t)
+		}
+	}
+	return visible, nil
+}
+
+// assembleSome builds the tuples of docs[idx...] into out (nil for those not
+// visible) and returns the indexes of the suspects: visible checkpoints
+// missing a value they did not store themselves.
+func (s *Saver) assembleSome(ctx context.Context, docs []checkpointDoc, idx []int, out []*spec.Tuple, fs fences) ([]int, error) {
+	var records []payload
+	for _, i := range idx {
+		records = append(records, docs[i].CP, docs[i].Meta)
+	}
+	recBlobs, err := s.loadBlobs(ctx, records)
+	if err != nil {
+		return nil, err
+	}
+	var valueKeys bson.A
+	seen := map[string]bool{}
+	want := func(thread, ns string, r valueRef) {
+		k := valueKey(thread, ns, r.Channel, spec.Version(r.Version))
+		if !seen[k] {
+			seen[k] = true
+			valueKeys = append(valueKeys, k)
+		}
+	}
+	live := make([]int, 0, len(idx))
+	for _, i := range idx {
+		d := &docs[i]
+		t, err := s.decodeCheckpoint(d, recBlobs)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil || fs.hides(d, t.Metadata) {
+			out[i] = nil
+			continue
+		}
+		out[i] = t
+		live = append(live, i)
+		for ch, ver := range t.Checkpoint.ChannelVersions {
+			want(d.Thread, d.NS, valueRef{ch, string(ver)})
+		}
+		for _, r := range d.Own {
+			want(d.Thread, d.NS, r)
+		}
+	}
+	if len(live) == 0 {
+		return nil, nil
 	}
 	// The values and the writes queries are independent: run them at the
 	// same time, saving a round trip per tuple or page.
@@ -56,7 +112,7 @@ func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled
 		}
 		valsErr <- err
 	}()
-	writes, byCP, err := s.findWrites(ctx, out)
+	batches, err := s.findBatches(ctx, docs, live)
 	if verr := <-valsErr; verr != nil {
 		return nil, verr
 	}
@@ -64,54 +120,140 @@ func (s *Saver) assemble(ctx context.Context, docs []checkpointDoc) ([]assembled
 		return nil, err
 	}
 	var payloads []payload
-	for _, v := range vals {
-		if v.Has {
-			payloads = append(payloads, v.V)
+	byKey := make(map[string]*valueDoc, len(vals))
+	for i := range vals {
+		byKey[vals[i].Key] = &vals[i]
+		if vals[i].Has {
+			payloads = append(payloads, vals[i].V)
 		}
 	}
-	for _, w := range writes {
-		payloads = append(payloads, w.V)
+	for _, b := range batches {
+		for _, w := range b.Writes {
+			payloads = append(payloads, w.V)
+		}
 	}
 	blobs, err := s.loadBlobs(ctx, payloads)
 	if err != nil {
 		return nil, err
 	}
-
-	for _, v := range vals {
+	// valueOf reports whether the value of r is complete, and its bytes
+	// (nil with ok for a cleared channel).
+	valueOf := func(d *checkpointDoc, r valueRef) (data []byte, has, ok bool) {
+		v := byKey[valueKey(d.Thread, d.NS, r.Channel, spec.Version(r.Version))]
+		if v == nil {
+			return nil, false, false
+		}
 		if !v.Has {
+			return nil, false, true
+		}
+		data, ok = payloadBytes(v.V, blobs)
+		return data, true, ok
+	}
+	byCP := map[cpRef][]batchDoc{}
+	for _, b := range batches {
+		r := cpRef{b.Thread, b.NS, b.CID}
+		byCP[r] = append(byCP[r], b)
+	}
+	var suspects []int
+	for _, i := range live {
+		d, t := &docs[i], out[i]
+		whole := true
+		for _, r := range d.Own {
+			if _, _, ok := valueOf(d, r); !ok {
+				whole = false
+				break
+			}
+		}
+		if !whole {
+			out[i] = nil // its Put has not finished (or failed half-way)
 			continue
 		}
-		data := payloadBytes(v.V, blobs)
-		for _, r := range refs[v.Key] {
+		for ch, ver := range t.Checkpoint.ChannelVersions {
+			data, has, ok := valueOf(d, valueRef{ch, string(ver)})
+			if !ok {
+				if !slices.Contains(suspects, i) {
+					suspects = append(suspects, i)
+				}
+				continue
+			}
+			if !has {
+				continue
+			}
 			// Decode once per reference: tuples never share mutable values.
 			val, err := s.serde.Decode(data)
 			if err != nil {
-				return nil, fmt.Errorf("mongo: decode value of channel %q in thread %q: %w", r.channel, v.Thread, err)
+				return nil, fmt.Errorf("mongo: decode value of channel %q in thread %q: %w", ch, d.Thread, err)
 			}
-			out[r.tuple].tuple.Checkpoint.ChannelValues[r.channel] = val
+			t.Checkpoint.ChannelValues[ch] = val
 		}
-	}
-	for _, w := range writes {
-		i, ok := byCP[cpRef{w.Thread, w.NS, w.CID}]
-		if !ok {
-			continue
-		}
-		v, err := s.serde.Decode(payloadBytes(w.V, blobs))
+		pws, err := s.pendingWrites(byCP[cpRef{d.Thread, d.NS, d.ID}], blobs)
 		if err != nil {
-			return nil, fmt.Errorf("mongo: decode pending write to %q in thread %q: %w", w.Channel, w.Thread, err)
+			return nil, err
 		}
-		pw := spec.PendingWrite{TaskID: w.Task, Channel: w.Channel, Value: v}
-		out[i].tuple.PendingWrites = append(out[i].tuple.PendingWrites, pw)
+		t.PendingWrites = pws
 	}
-	return out, nil
+	return suspects, nil
 }
 
-// payloadBytes returns the bytes of p, taking large payloads from blobs.
-func payloadBytes(p payload, blobs map[string][]byte) []byte {
-	if p.Blob == "" {
-		return p.Data
+// recheck looks at the suspects' documents again: one deleted meanwhile is
+// left out, one unchanged keeps its tuple (its missing values are simply
+// absent), and one replaced is returned for another round, with its new
+// document in docs. On the last round a replaced one keeps the tuple read.
+func (s *Saver) recheck(ctx context.Context, docs []checkpointDoc, suspects []int, out []*spec.Tuple, last bool) ([]int, error) {
+	keys := make(bson.A, len(suspects))
+	for j, i := range suspects {
+		keys[j] = docs[i].Key
 	}
-	return blobs[p.Blob]
+	cur, err := s.checkpoints.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
+		mopts.Find().SetProjection(bson.D{{Key: "pin", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var pins []struct {
+		Key string `bson:"_id"`
+		Pin string `bson:"pin"`
+	}
+	if err := cur.All(ctx, &pins); err != nil {
+		return nil, err
+	}
+	now := make(map[string]string, len(pins))
+	for _, p := range pins {
+		now[p.Key] = p.Pin
+	}
+	var again []int
+	var refetch bson.A
+	for _, i := range suspects {
+		pin, exists := now[docs[i].Key]
+		switch {
+		case !exists:
+			out[i] = nil
+		case pin != docs[i].Pin && !last:
+			again = append(again, i)
+			refetch = append(refetch, docs[i].Key)
+		}
+	}
+	if len(refetch) == 0 {
+		return nil, nil
+	}
+	fresh, err := s.findDocs(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: refetch}}}})
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]checkpointDoc, len(fresh))
+	for _, d := range fresh {
+		byKey[d.Key] = d
+	}
+	var next []int
+	for _, i := range again {
+		d, ok := byKey[docs[i].Key]
+		if !ok {
+			out[i] = nil
+			continue
+		}
+		docs[i], out[i] = d, nil
+		next = append(next, i)
+	}
+	return next, nil
 }
 
 // findValues reads the value documents with the given keys.
@@ -136,22 +278,18 @@ func (s *Saver) findValues(ctx context.Context, keys bson.A) ([]valueDoc, error)
 // cpRef names a checkpoint.
 type cpRef struct{ thread, ns, id string }
 
-// findWrites reads the pending writes of every tuple in ts with one query.
-// It returns them ordered by task ID (byte-wise), then index, with the
-// position in ts of each checkpoint.
-func (s *Saver) findWrites(ctx context.Context, ts []assembled) ([]writeDoc, map[cpRef]int, error) {
-	byCP := make(map[cpRef]int, len(ts))
-	or := make(bson.A, 0, len(ts))
-	for i, t := range ts {
-		r := cpRef{t.doc.Thread, t.doc.NS, t.doc.ID}
-		if _, dup := byCP[r]; dup {
+// findBatches reads the write batches of the checkpoints docs[idx...] with
+// one query.
+func (s *Saver) findBatches(ctx context.Context, docs []checkpointDoc, idx []int) ([]batchDoc, error) {
+	seen := make(map[cpRef]bool, len(idx))
+	or := make(bson.A, 0, len(idx))
+	for _, i := range idx {
+		r := cpRef{docs[i].Thread, docs[i].NS, docs[i].ID}
+		if seen[r] {
 			continue
 		}
-		byCP[r] = i
+		seen[r] = true
 		or = append(or, bson.D{{Key: "thread", Value: r.thread}, {Key: "ns", Value: r.ns}, {Key: "cid", Value: r.id}})
-	}
-	if len(or) == 0 {
-		return nil, byCP, nil
 	}
 	var q bson.D
 	if len(or) == 1 {
@@ -161,71 +299,11 @@ func (s *Saver) findWrites(ctx context.Context, ts []assembled) ([]writeDoc, map
 	}
 	cur, err := s.writes.Find(ctx, q)
 	if err != nil {
-		return nil, nil, wrapErr(ctx, "read pending writes", err)
+		return nil, wrapErr(ctx, "read pending writes", err)
 	}
-	var docs []writeDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, nil, wrapErr(ctx, "read pending writes", err)
-	}
-	// Sort here rather than in the server: the order must be byte-wise on
-	// task IDs whatever collation or backend the server uses.
-	slices.SortFunc(docs, func(a, b writeDoc) int {
-		return cmp.Or(strings.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
-	})
-	return docs, byCP, nil
-}
-
-// loadBlobs reads the chunks of every large payload in ps with one query
-// and returns each blob's bytes by blob ID.
-func (s *Saver) loadBlobs(ctx context.Context, ps []payload) (map[string][]byte, error) {
-	want := map[string]payload{}
-	var keys bson.A
-	for _, p := range ps {
-		if p.Blob == "" {
-			continue
-		}
-		if _, dup := want[p.Blob]; dup {
-			continue
-		}
-		want[p.Blob] = p
-		for n := range p.Chunks {
-			keys = append(keys, chunkKey(p.Blob, n))
-		}
-	}
-	if len(want) == 0 {
-		return nil, nil
-	}
-	cur, err := s.blobs.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}})
-	if err != nil {
-		return nil, wrapErr(ctx, "read blob chunks", err)
-	}
-	var docs []blobDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrapErr(ctx, "read blob chunks", err)
-	}
-	return joinChunks(want, docs)
-}
-
-// joinChunks reassembles the blobs in want from their chunk documents,
-// checking that no chunk is missing.
-func joinChunks(want map[string]payload, docs []blobDoc) (map[string][]byte, error) {
-	slices.SortFunc(docs, func(a, b blobDoc) int { return cmp.Or(strings.Compare(a.Blob, b.Blob), a.N-b.N) })
-	out := make(map[string][]byte, len(want))
-	for _, d := range docs {
-		p, ok := want[d.Blob]
-		if !ok {
-			continue
-		}
-		buf := out[d.Blob]
-		if buf == nil {
-			buf = make([]byte, 0, p.Size)
-		}
-		out[d.Blob] = append(buf, d.Data...)
-	}
-	for id, p := range want {
-		if int64(len(out[id])) != p.Size {
-			return nil, fmt.Errorf("mongo: blob %s: read %d bytes, want %d (a chunk is missing)", id, len(out[id]), p.Size)
-		}
+	var out []batchDoc
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, wrapErr(ctx, "read pending writes", err)
 	}
 	return out, nil
 }

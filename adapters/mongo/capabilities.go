@@ -2,7 +2,9 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -15,9 +17,11 @@ import (
 // many checkpoints DeleteForRuns deletes per command.
 const copyBatch = 256
 
-// DeleteThread removes every checkpoint, write, value and blob of a thread.
-// Checkpoints go first, so that no reader sees a checkpoint whose values are
-// already gone. See [spec.Saver.DeleteThread].
+// DeleteThread removes every checkpoint, write batch, value and blob of a
+// thread. It first inserts a fence stating the deletion (see ops.go), so
+// that from then on nothing of the thread is visible, whatever happens to
+// the rest of the call; then it deletes, and removes the fence. See
+// [spec.Saver.DeleteThread].
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -25,20 +29,30 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := spec.ValidateThreadID("delete thread", threadID); err != nil {
 		return err
 	}
-	q := bson.D{{Key: "thread", Value: threadID}}
-	for _, c := range []*mongo.Collection{s.checkpoints, s.writes, s.values, s.blobs} {
-		if _, err := c.DeleteMany(ctx, q); err != nil {
-			return wrapErr(ctx, fmt.Sprintf("delete thread %q: %s", threadID, c.Name()), err)
-		}
-	}
-	return nil
+	return s.deleteThreads(ctx, "delete thread", []string{threadID})
 }
 
-// CopyThread copies every checkpoint, write, value and blob of src, in every
-// namespace, to dst under the same IDs. Blobs and values are copied before
-// the writes and checkpoints that reference them, checkpoints last, so a
-// reader of dst never sees a checkpoint before its values. Documents of dst
-// with the same keys are replaced. See [spec.ThreadCopier].
+// deleteThreads removes threads entirely, behind a fence; see
+// DeleteThread.
+func (s *Saver) deleteThreads(ctx context.Context, op string, threads []string) error {
+	op = fmt.Sprintf("%s %q", op, threads)
+	key, err := s.fence(ctx, opDoc{Kind: fenceDelete, Threads: threads})
+	if err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	s.at(hookFenced)
+	if err := s.deleteSweep(ctx, threads); err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	return wrapErr(ctx, op, s.unfence(ctx, key))
+}
+
+// CopyThread copies every checkpoint, write batch, value and blob of src,
+// in every namespace, to dst under the same IDs. A fence keeps the copied
+// checkpoints hidden until all are written; removing it shows them all at
+// once, so a reader of dst sees all of the copy or none of it, also when the
+// call fails half-way. Documents of dst with the same keys are replaced.
+// See [spec.ThreadCopier].
 func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -53,40 +67,72 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 		return nil
 	}
 	op := fmt.Sprintf("copy thread %q to %q", src, dst)
+	// Finish what hides part of src (it must not be copied) or would hide
+	// what dst receives.
+	fs, err := s.loadFences(ctx)
+	if err == nil {
+		todo := fs.covering(src)
+		for _, f := range fs.covering(dst) {
+			if !slices.ContainsFunc(todo, func(g opDoc) bool { return g.Key == f.Key }) {
+				todo = append(todo, f)
+			}
+		}
+		err = s.carryOut(ctx, todo)
+	}
+	if err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	pin, err := s.fence(ctx, opDoc{Kind: fenceCopy, Threads: []string{dst}})
+	if err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	hold := holdCopy + pin
 	moveBlob := func(p *payload) {
 		if p.Blob != "" {
 			p.Blob = copiedBlobID(dst, p.Blob)
 		}
 	}
-	err := s.copyBlobs(ctx, src, dst)
+	err = s.copyBlobs(ctx, src, dst, pin)
 	if err == nil {
 		err = copyColl(ctx, s.values, src, func(d *valueDoc) string {
-			d.Thread = dst
+			d.Thread, d.Pin = dst, pin
 			d.Key = valueKey(dst, d.NS, d.Channel, spec.Version(d.Version))
 			moveBlob(&d.V)
 			return d.Key
 		})
 	}
 	if err == nil {
-		err = copyColl(ctx, s.writes, src, func(d *writeDoc) string {
-			d.Thread = dst
-			d.Key = writeKey(dst, d.NS, d.CID, d.Task, int(d.Idx))
-			moveBlob(&d.V)
+		err = copyColl(ctx, s.writes, src, func(d *batchDoc) string {
+			d.Thread, d.Pin = dst, pin
+			d.Key = batchKey(dst, d.NS, d.CID, d.Task, d.Seq)
+			for i := range d.Writes {
+				moveBlob(&d.Writes[i].V)
+			}
 			return d.Key
 		})
 	}
 	if err == nil {
 		err = copyColl(ctx, s.checkpoints, src, func(d *checkpointDoc) string {
-			d.Thread = dst
+			d.Thread, d.Pin, d.Hold, d.Next = dst, pin, hold, nil
 			d.Key = checkpointKey(dst, d.NS, d.ID)
 			moveBlob(&d.CP)
 			moveBlob(&d.Meta)
+			for i, b := range d.Blobs {
+				d.Blobs[i] = copiedBlobID(dst, b)
+			}
 			return d.Key
 		})
+	}
+	if err == nil {
+		s.at(hookCopyHeld)
+		err = s.unfence(ctx, pin)
 	}
 	if err != nil {
 		return wrapErr(ctx, op, err)
 	}
+	// Tidy up: the hold means nothing once the fence is gone.
+	_, _ = s.checkpoints.UpdateMany(ctx, bson.D{{Key: "thread", Value: dst}, {Key: "hold", Value: hold}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "hold", Value: ""}}}})
 	return nil
 }
 
@@ -136,7 +182,7 @@ func copyColl[T any](ctx context.Context, coll *mongo.Collection, src string, re
 
 // copyBlobs copies the blob chunks of src to dst, one chunk at a time (they
 // are large), renaming each blob with copiedBlobID.
-func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
+func (s *Saver) copyBlobs(ctx context.Context, src, dst, pin string) error {
 	cur, err := s.blobs.Find(ctx, bson.D{{Key: "thread", Value: src}})
 	if err != nil {
 		return err
@@ -151,7 +197,7 @@ func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
 		if err := cur.Decode(&d); err != nil {
 			return err
 		}
-		d.Thread, d.Blob = dst, copiedBlobID(dst, d.Blob)
+		d.Thread, d.Blob, d.Pin = dst, copiedBlobID(dst, d.Blob), pin
 		d.ID = chunkKey(d.Blob, d.N)
 		if err := insertChunks(ctx, s.blobs, []blobDoc{d}); err != nil {
 			return err
@@ -161,9 +207,12 @@ func (s *Saver) copyBlobs(ctx context.Context, src, dst string) error {
 }
 
 // DeleteForRuns removes every checkpoint, with its pending writes, whose
-// metadata "run_id" is one of runIDs, in every thread and namespace. The
-// server selects candidates by filter token; each is checked exactly before
-// it is deleted. See [spec.RunDeleter].
+// metadata "run_id" is one of runIDs, in every thread and namespace. A
+// fence naming the runs hides them all at once; they are then deleted a
+// page at a time (found by filter token, each checked exactly), never all
+// in memory, and the fence removed. Channel values stay (other checkpoints
+// may read them); blobs nothing references any more are collected. See
+// [spec.RunDeleter].
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	for _, id := range runIDs {
 		if err := spec.ValidateIdentifier("run ID", id); err != nil {
@@ -176,68 +225,22 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	runs := make(map[string]bool, len(runIDs))
-	toks := make(bson.A, 0, len(runIDs))
-	for _, r := range runIDs {
-		runs[r] = true
-		toks = append(toks, filterToken("run_id", r))
+	runs := slices.Compact(slices.Sorted(slices.Values(runIDs)))
+	key, err := s.fence(ctx, opDoc{Kind: fenceRuns, Runs: runs})
+	if err == nil {
+		s.at(hookFenced)
+		err = s.runsSweep(ctx, runs)
 	}
-	cur, err := s.checkpoints.Find(ctx, bson.D{{Key: "mdx", Value: bson.D{{Key: "$in", Value: toks}}}})
-	if err != nil {
-		return wrapErr(ctx, "delete for runs", err)
+	if err == nil {
+		err = s.unfence(ctx, key)
 	}
-	var docs []checkpointDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return wrapErr(ctx, "delete for runs", err)
-	}
-	threads := map[string]bool{}
-	var keys, writesOf bson.A
-	flush := func() error {
-		if len(keys) == 0 {
-			return nil
-		}
-		// Checkpoints first, then their writes: a reader never sees a
-		// checkpoint that lost its writes.
-		if _, err := s.checkpoints.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}); err != nil {
-			return wrapErr(ctx, "delete for runs: checkpoints", err)
-		}
-		if _, err := s.writes.DeleteMany(ctx, bson.D{{Key: "$or", Value: writesOf}}); err != nil {
-			return wrapErr(ctx, "delete for runs: pending writes", err)
-		}
-		keys, writesOf = keys[:0], writesOf[:0]
-		return nil
-	}
-	for _, d := range docs {
-		t, err := s.decodeCheckpoint(ctx, &d)
-		if err != nil {
-			return err
-		}
-		if r, ok := t.Metadata["run_id"].(string); !ok || !runs[r] {
-			continue // a token collision, not a match
-		}
-		keys = append(keys, d.Key)
-		writesOf = append(writesOf, bson.D{{Key: "thread", Value: d.Thread}, {Key: "ns", Value: d.NS}, {Key: "cid", Value: d.ID}})
-		threads[d.Thread] = true
-		if len(keys) == copyBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	for t := range threads {
-		if err := s.gcBlobs(ctx, t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return wrapErr(ctx, "delete for runs", err)
 }
 
-// Prune applies strategy to each listed thread: [spec.KeepLatest] keeps the
-// latest checkpoint of every namespace with its pending writes and the
-// values it references; [spec.DeleteAll] removes the thread. See
+// Prune applies strategy to the listed threads: [spec.KeepLatest] keeps
+// the latest checkpoint of every namespace with its pending writes and the
+// values it references; [spec.DeleteAll] removes the threads. A fence
+// stating what goes makes the call all or nothing for readers. See
 // [spec.Pruner].
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
 	if err := ctx.Err(); err != nil {
@@ -251,63 +254,75 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 			return err
 		}
 	}
-	for _, id := range threadIDs {
-		var err error
-		if strategy == spec.DeleteAll {
-			err = s.DeleteThread(ctx, id)
-		} else {
-			err = s.keepLatest(ctx, id)
-		}
-		if err != nil {
-			return err
-		}
+	if len(threadIDs) == 0 {
+		return nil
 	}
-	return nil
+	if strategy == spec.DeleteAll {
+		return s.deleteThreads(ctx, "prune", threadIDs)
+	}
+	return s.keepLatest(ctx, threadIDs)
 }
 
-// keepLatest prunes one thread to the latest checkpoint of each namespace.
-func (s *Saver) keepLatest(ctx context.Context, thread string) error {
-	op := fmt.Sprintf("prune thread %q", thread)
-	nsVals := s.checkpoints.Distinct(ctx, "ns", bson.D{{Key: "thread", Value: thread}})
-	if err := nsVals.Err(); err != nil {
-		return wrapErr(ctx, op, err)
+// keepLatest prunes threads to the latest visible checkpoint of each of
+// their namespaces. It deletes only checkpoints older than the one it
+// keeps: a Put of a newer one racing the call is never touched, and the
+// values and blobs of Puts in flight are spared by the garbage collection
+// protocol (see gc.go).
+func (s *Saver) keepLatest(ctx context.Context, threads []string) error {
+	op := fmt.Sprintf("prune threads %q", threads)
+	for _, thread := range threads {
+		if err := s.settle(ctx, thread); err != nil {
+			return wrapErr(ctx, op, err)
+		}
 	}
-	var namespaces []string
-	if err := nsVals.Decode(&namespaces); err != nil {
-		return wrapErr(ctx, op, err)
-	}
-	nsList := make(bson.A, 0, len(namespaces))
-	for _, ns := range namespaces {
-		nsList = append(nsList, ns)
-		latest, err := s.GetTuple(ctx, spec.Config{ThreadID: thread, Namespace: ns})
+	var upto []pruneUpto
+	for _, thread := range threads {
+		namespaces, err := s.namespaces(ctx, thread)
 		if err != nil {
-			return fmt.Errorf("mongo: %s: namespace %q: %w", op, ns, err)
-		}
-		id := latest.Checkpoint.ID
-		inNS := func(k string, v any) bson.D {
-			return bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: ns}, {Key: k, Value: v}}
-		}
-		ne := bson.D{{Key: "$ne", Value: id}}
-		if _, err := s.checkpoints.DeleteMany(ctx, inNS("id", ne)); err != nil {
 			return wrapErr(ctx, op, err)
 		}
-		if _, err := s.writes.DeleteMany(ctx, inNS("cid", ne)); err != nil {
-			return wrapErr(ctx, op, err)
-		}
-		keep := make(bson.A, 0, len(latest.Checkpoint.ChannelVersions))
-		for ch, ver := range latest.Checkpoint.ChannelVersions {
-			keep = append(keep, valueKey(thread, ns, ch, ver))
-		}
-		if _, err := s.values.DeleteMany(ctx, inNS("_id", bson.D{{Key: "$nin", Value: keep}})); err != nil {
-			return wrapErr(ctx, op, err)
+		for _, ns := range namespaces {
+			latest, err := s.latest(ctx, thread, ns)
+			if err != nil {
+				return wrapErr(ctx, fmt.Sprintf("%s: namespace %q", op, ns), err)
+			}
+			if latest != nil { // else nothing is visible yet: keep everything
+				upto = append(upto, pruneUpto{Thread: thread, NS: ns, ID: latest.Checkpoint.ID})
+			}
 		}
 	}
-	// Namespaces with writes or values but no checkpoint keep nothing.
-	orphans := bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: bson.D{{Key: "$nin", Value: nsList}}}}
-	for _, c := range []*mongo.Collection{s.writes, s.values} {
-		if _, err := c.DeleteMany(ctx, orphans); err != nil {
-			return wrapErr(ctx, op, err)
-		}
+	s.at(hookPruneLatest)
+	key, err := s.fence(ctx, opDoc{Kind: fencePrune, Upto: upto})
+	if err == nil {
+		s.at(hookFenced)
+		err = s.pruneSweep(ctx, upto)
 	}
-	return s.gcBlobs(ctx, thread)
+	if err == nil {
+		err = s.unfence(ctx, key)
+	}
+	return wrapErr(ctx, op, err)
+}
+
+// namespaces returns the namespaces of thread's checkpoints, one indexed
+// query per namespace (a skip scan on the (thread, ns, id) index) rather
+// than distinct, which FerretDB rejects under a deadline ("distinct:
+// unknown field maxTimeMS") and which returns every value in one reply.
+func (s *Saver) namespaces(ctx context.Context, thread string) ([]string, error) {
+	var out []string
+	q := bson.D{{Key: "thread", Value: thread}}
+	for {
+		var d struct {
+			NS string `bson:"ns"`
+		}
+		err := s.checkpoints.FindOne(ctx, q, mopts.FindOne().SetSort(bson.D{{Key: "ns", Value: 1}}).
+			SetProjection(bson.D{{Key: "ns", Value: 1}})).Decode(&d)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d.NS)
+		q = bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: bson.D{{Key: "$gt", Value: d.NS}}}}
+	}
 }

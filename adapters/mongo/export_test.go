@@ -33,3 +33,23 @@ func Canonical(v any) []byte { return canonical(nil, v) }
 
 // LatestQuery exposes the filter and sort of GetTuple without an ID.
 var LatestQuery = latestQuery
+
+// SetHook installs fn as s's test hook: every operation calls it with the
+// name of each point it reaches (the Hook* constants). Set it before s is
+// shared between goroutines.
+func SetHook(s *Saver, fn func(point string)) { s.hook = fn }
+
+// Points passed to the test hook.
+const (
+	HookPutCheckpoint     = hookPutCheckpoint
+	HookPutValues         = hookPutValues
+	HookWritesBatch       = hookWritesBatch
+	HookListPage          = hookListPage
+	HookDeleteCheckpoints = hookDeleteCheckpoints
+	HookPruneLatest       = hookPruneLatest
+	HookGCCandidates      = hookGCCandidates
+	HookGCRefs            = hookGCRefs
+	HookRunsHeld          = hookRunsHeld
+	HookCopyHeld          = hookCopyHeld
+	HookFenced            = hookFenced
+)

@@ -70,7 +70,7 @@ func TestIndexes(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		mongo.CheckpointsCollection: {"thread_ns_id": "thread:1,ns:1,id:1 unique", "thread_id_ns": "thread:1,id:-1,ns:1", "id_thread_ns": "id:-1,thread:1,ns:1", "mdx": "mdx:1"},
-		mongo.WritesCollection:      {"thread_ns_cid_task_idx": "thread:1,ns:1,cid:1,task:1,idx:1 unique"},
+		mongo.WritesCollection:      {"thread_ns_cid_task_seq": "thread:1,ns:1,cid:1,task:1,seq:1 unique"},
 		mongo.ValuesCollection:      {"thread_ns_channel_version": "thread:1,ns:1,channel:1,version:1 unique"},
 		mongo.BlobsCollection:       {"thread_blob_n": "thread:1,blob:1,n:1 unique"},
 	}

@@ -3,6 +3,7 @@ package mongo_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -14,10 +15,19 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// commandLog counts the commands a client sends, by name and collection.
+// commandLog counts the commands a client sends, by name and collection,
+// and the server cursors left open by the replies.
 type commandLog struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu         sync.Mutex
+	counts     map[string]int
+	openCursor map[string]int // by "command collection": replies with a non-zero cursor id
+	coll       map[int64]string
+}
+
+func newCommandLog() *commandLog {
+	l := &commandLog{}
+	l.reset()
+	return l
 }
 
 func (l *commandLog) started(_ context.Context, e *event.CommandStartedEvent) {
@@ -27,12 +37,27 @@ func (l *commandLog) started(_ context.Context, e *event.CommandStartedEvent) {
 	}
 	l.mu.Lock()
 	l.counts[e.CommandName+" "+coll]++
+	l.coll[e.RequestID] = e.CommandName + " " + coll
 	l.mu.Unlock()
+}
+
+func (l *commandLog) succeeded(_ context.Context, e *event.CommandSucceededEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id, err := e.Reply.LookupErr("cursor", "id"); err == nil {
+		if n, ok := id.AsInt64OK(); ok && n != 0 {
+			l.openCursor[l.coll[e.RequestID]]++
+		}
+	}
+}
+
+func (l *commandLog) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: l.started, Succeeded: l.succeeded}
 }
 
 func (l *commandLog) reset() {
 	l.mu.Lock()
-	l.counts = map[string]int{}
+	l.counts, l.openCursor, l.coll = map[string]int{}, map[string]int{}, map[int64]string{}
 	l.mu.Unlock()
 }
 
@@ -42,14 +67,21 @@ func (l *commandLog) get(key string) int {
 	return l.counts[key]
 }
 
+func (l *commandLog) open(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.openCursor[key]
+}
+
 // TestListQueriesPerPage checks from the commands on the wire that List
-// loads values and pending writes once per page of checkpoints, not once
-// per checkpoint, and that breaking out of the loop kills the server
-// cursor.
+// reads checkpoints a page at a time with one bounded query per page, loads
+// values and pending writes once per page, not once per checkpoint, and
+// never leaves a server cursor open while the loop body runs (so a slow
+// consumer cannot meet the server's idle-cursor timeout, and breaking out
+// of the loop leaves nothing to kill).
 func TestListQueriesPerPage(t *testing.T) {
-	log := &commandLog{counts: map[string]int{}}
-	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).
-		SetMonitor(&event.CommandMonitor{Started: log.started}))
+	log := newCommandLog()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +110,19 @@ func TestListQueriesPerPage(t *testing.T) {
 		if len(tup.PendingWrites) != 1 || tup.Checkpoint.ChannelValues["c"] == nil {
 			t.Fatalf("incomplete tuple %#v", tup)
 		}
+		if open := log.open("find " + mongo.CheckpointsCollection); open != 0 {
+			t.Fatalf("a server cursor is open while the loop body runs (%d)", open)
+		}
 		got++
 	}
 	if got != n {
 		t.Fatalf("listed %d, want %d", got, n)
 	}
-	if f := log.get("find " + mongo.CheckpointsCollection); f != 1 {
-		t.Errorf("%d finds on checkpoints, want 1 cursor", f)
+	if f := log.get("find " + mongo.CheckpointsCollection); f != 2 {
+		t.Errorf("%d finds on checkpoints, want 2 (one per page of 32)", f)
+	}
+	if g := log.get("getMore " + mongo.CheckpointsCollection); g != 0 {
+		t.Errorf("%d getMores on checkpoints, want none", g)
 	}
 	for _, coll := range []string{mongo.WritesCollection, mongo.ValuesCollection} {
 		if f := log.get("find " + coll); f != 2 {
@@ -96,7 +134,73 @@ func TestListQueriesPerPage(t *testing.T) {
 	for range s.List(ctx, spec.ListOptions{ThreadID: "t"}) {
 		break
 	}
-	if k := log.get("killCursors " + mongo.CheckpointsCollection); k != 1 {
-		t.Errorf("breaking out of List sent %d killCursors, want 1", k)
+	if k := log.get("killCursors " + mongo.CheckpointsCollection); k != 0 {
+		t.Errorf("breaking out of List sent %d killCursors: a cursor was left open", k)
+	}
+}
+
+// TestDeleteForRunsPages checks from the commands on the wire that
+// DeleteForRuns reads its matches a bounded page at a time (never one
+// unbounded find, never a getMore) and deletes all of them.
+func TestDeleteForRunsPages(t *testing.T) {
+	var mu sync.Mutex
+	var finds []int64 // limit of each find on checkpoints, -1 for none
+	getMores := 0
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		coll := ""
+		if v, err := e.Command.LookupErr(e.CommandName); err == nil {
+			coll, _ = v.StringValueOK()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case e.CommandName == "find" && coll == mongo.CheckpointsCollection:
+			limit := int64(-1)
+			if v, err := e.Command.LookupErr("limit"); err == nil {
+				limit, _ = v.AsInt64OK()
+			}
+			finds = append(finds, limit)
+		case e.CommandName == "getMore":
+			getMores++
+		}
+	}}
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(mon))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	ctx := context.Background()
+	s, cleanup, err := newSaver(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	const n = 300 // more than one page of 256
+	for i := range n {
+		put(t, s, fmt.Sprintf("t%d", i%7), "", "", fmt.Sprintf("%04d", i), nil, spec.Metadata{"run_id": "r"})
+	}
+	put(t, s, "t0", "", "", "9999", nil, spec.Metadata{"run_id": "other"})
+	mu.Lock()
+	finds, getMores = nil, 0
+	mu.Unlock()
+	if err := s.DeleteForRuns(ctx, []string{"r"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	seen, gm := slices.Clone(finds), getMores
+	mu.Unlock()
+	if len(seen) < 2 {
+		t.Errorf("%d finds for %d matches, want a page at a time", len(seen), n)
+	}
+	for _, l := range seen {
+		if l < 0 || l > 256 {
+			t.Errorf("a find on checkpoints with limit %d: DeleteForRuns must read bounded pages", l)
+		}
+	}
+	if gm != 0 {
+		t.Errorf("%d getMores", gm)
+	}
+	if got := listIDs(t, s, spec.ListOptions{AllNamespaces: true}); len(got) != 1 {
+		t.Errorf("after DeleteForRuns: %d checkpoints left, want 1", len(got))
 	}
 }

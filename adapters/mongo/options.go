@@ -58,13 +58,14 @@ func WithListPageSize(n int) Option {
 	return func(o *options) { o.pageSize = n }
 }
 
-// WithTransactions makes Put and PutWrites run their writes in one
-// multi-document transaction, so that even the values of a failed Put are
-// never stored. It needs a replica set or a sharded cluster: a standalone
-// mongod and FerretDB v1 reject transactions, and every Put and PutWrites
-// then fails with the server's error. Without this option (the default)
-// the saver needs no transaction: its write order already keeps a
-// checkpoint invisible until its values are stored.
+// WithTransactions makes each Put and PutWrites run its writes in one
+// multi-document transaction, so that a failed call never leaves even
+// invisible documents behind. It needs a replica set or a sharded
+// cluster: a standalone mongod and FerretDB v1 reject transactions, and
+// every Put and PutWrites then fails with the server's error. Without this
+// option (the default) the saver needs no transaction: its write order,
+// pins and fences keep every guarantee of the contract (see the package
+// doc). Maintenance calls use fences either way.
 func WithTransactions() Option {
 	return func(o *options) { o.txn = true }
 }

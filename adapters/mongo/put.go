@@ -1,9 +1,12 @@
 package mongo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -34,6 +37,52 @@ type checkpointDoc struct {
 	// MDX holds one filter token per top-level metadata entry; List
 	// filters and DeleteForRuns match on it in the server.
 	MDX [][]byte `bson:"mdx"`
+	// Refs names every (channel, version) the checkpoint reads, so that
+	// garbage collection finds live values without decoding CP.
+	Refs []valueRef `bson:"refs"`
+	// Own names the values this checkpoint's Put stores (its new
+	// versions): the checkpoint is visible only once all of them are
+	// (write-then-mark, see the package doc).
+	Own []valueRef `bson:"own,omitempty"`
+	// Blobs names the large-payload blobs of the checkpoint's own data:
+	// CP, Meta and its own values. Garbage collection spares them.
+	Blobs []string `bson:"blobs,omitempty"`
+	// Next holds, while a Put replaces this document, the values and
+	// blobs the replacement is writing, so that garbage collection spares
+	// them before the replacement lands.
+	Next *pending `bson:"next,omitempty"`
+	// Hold, when set, hides the checkpoint from reads: DeleteForRuns
+	// marks what it is about to delete ("runs:" and a pin), CopyThread what
+	// it has not finished copying ("copy:" and a pin).
+	Hold string `bson:"hold,omitempty"`
+	// Pin changes with every write of the document; readers use it to tell
+	// a checkpoint that stayed put from one that was replaced.
+	Pin string `bson:"pin"`
+}
+
+// valueRef names the value of a channel at a version, in the thread and
+// namespace of the document holding it.
+type valueRef struct {
+	Channel string `bson:"c"`
+	Version string `bson:"v"`
+}
+
+// pending is what a Put replacing an existing checkpoint is writing.
+type pending struct {
+	Own   []valueRef `bson:"own"`
+	Blobs []string   `bson:"blobs"`
+}
+
+// refsOf returns the value references of versions, sorted.
+func refsOf(versions spec.Versions) []valueRef {
+	out := make([]valueRef, 0, len(versions))
+	for ch, v := range versions {
+		out = append(out, valueRef{ch, string(v)})
+	}
+	slices.SortFunc(out, func(a, b valueRef) int {
+		return cmp.Or(strings.Compare(a.Channel, b.Channel), strings.Compare(a.Version, b.Version))
+	})
+	return out
 }
 
 // readableMetadataMax is the largest encoded metadata that is also stored
@@ -67,7 +116,8 @@ func nestingDepth(v any) int {
 
 // valueDoc is a document of the values collection: the value of one channel
 // at one version. Has is false when the channel had no value (it was
-// cleared).
+// cleared). Pin changes with every write; garbage collection deletes a
+// value only if its pin is the one it saw unreferenced.
 type valueDoc struct {
 	Key     string  `bson:"_id"`
 	Thread  string  `bson:"thread"`
@@ -76,19 +126,7 @@ type valueDoc struct {
 	Version string  `bson:"version"`
 	Has     bool    `bson:"has"`
 	V       payload `bson:"v"`
-}
-
-// writeDoc is a document of the writes collection.
-type writeDoc struct {
-	Key     string  `bson:"_id"`
-	Thread  string  `bson:"thread"`
-	NS      string  `bson:"ns"`
-	CID     string  `bson:"cid"`
-	Task    string  `bson:"task"`
-	Idx     int64   `bson:"idx"`
-	Channel string  `bson:"channel"`
-	Path    string  `bson:"path"`
-	V       payload `bson:"v"`
+	Pin     string  `bson:"pin"`
 }
 
 // recordCodec encodes the checkpoint record (cp) and the exact copy of
@@ -146,10 +184,17 @@ func (s *Saver) encodeCheckpoint(cp spec.Checkpoint) ([]byte, error) {
 	})
 }
 
-// Put stores the values of the channels in newVersions, then the checkpoint
-// document, so the checkpoint becomes visible only once every value it
-// references is stored; no transaction is needed, and a retried Put
-// rewrites the same documents. See [spec.Saver.Put].
+// Put stores cp, its metadata and the values of the channels in
+// newVersions. Without transactions it writes the checkpoint document
+// first, naming the values and blobs it is about to store, then the blob
+// chunks, then the values: readers show the checkpoint only once all of
+// them are stored, and garbage collection spares what a checkpoint
+// document names, so no reader sees a torn checkpoint and a failed or
+// cancelled Put leaves nothing visible. A Put that replaces an existing
+// checkpoint announces its values on the stored document, writes them, and
+// then replaces the document, so the old version stays visible until the
+// new one is whole. With [WithTransactions] everything is one transaction.
+// See [spec.Saver.Put].
 func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
@@ -175,13 +220,14 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	}
 
 	// Encode everything before writing anything: a bad value stores nothing.
-	ch := &chunker{thread: thread}
+	pin := newPin()
+	ch := &chunker{thread: thread, pin: pin}
 	valueDocs := make([]any, 0, len(newVersions))
 	valueKeys := make([]string, 0, len(newVersions))
 	for channel, version := range newVersions {
 		d := valueDoc{
 			Key: valueKey(thread, ns, channel, version), Thread: thread, NS: ns,
-			Channel: channel, Version: string(version),
+			Channel: channel, Version: string(version), Pin: pin,
 		}
 		if v, ok := cp.ChannelValues[channel]; ok {
 			data, err := s.serde.Encode(v)
@@ -189,37 +235,127 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 				return fail(fmt.Sprintf("channel %q", channel), err)
 			}
 			d.Has = true
-			d.V = ch.payload(d.Key, data)
+			d.V = ch.payload(d.Key, data, nil)
 		}
 		valueDocs = append(valueDocs, d)
 		valueKeys = append(valueKeys, d.Key)
 	}
 	key := checkpointKey(thread, ns, cp.ID)
+	budget := docInlineBudget
 	doc := checkpointDoc{
 		Key: key, Thread: thread, NS: ns, ID: cp.ID, Parent: cfg.CheckpointID,
-		CP: ch.payload(key+"/cp", cpBytes), Meta: ch.payload(key+"/meta", metaBytes),
-		MDX: metadataTokens(nmd),
+		CP: ch.payload(key+"/cp", cpBytes, &budget), Meta: ch.payload(key+"/meta", metaBytes, &budget),
+		MDX: metadataTokens(nmd), Refs: refsOf(cp.ChannelVersions), Own: refsOf(newVersions),
+		Pin: pin,
 	}
+	doc.Blobs = ch.blobIDs()
 	if len(metaBytes) <= readableMetadataMax && nestingDepth(map[string]any(nmd)) <= readableMetadataDepth {
 		doc.Metadata = bsonMetadata(nmd)
 	}
-
-	err = s.writeTxn(ctx, func(ctx context.Context) error {
-		if err := ch.flush(ctx, s); err != nil {
-			return err
+	op := fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID)
+	write := func(ctx context.Context) error {
+		if !s.txn {
+			return s.putOrdered(ctx, op, &doc, ch, valueDocs, valueKeys)
 		}
-		if err := insertOrReplace(ctx, s.values, valueDocs, valueKeys); err != nil {
-			return wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q: write values", thread, cp.ID), err)
-		}
-		if err := insertOrReplace(ctx, s.checkpoints, []any{doc}, []string{key}); err != nil {
-			return wrapErr(ctx, fmt.Sprintf("put thread %q checkpoint %q", thread, cp.ID), err)
-		}
-		return nil
-	})
-	if err != nil {
+		return s.writeTxn(ctx, func(ctx context.Context) error {
+			if err := ch.flush(ctx, s); err != nil {
+				return err
+			}
+			if err := upsertAll(ctx, s.values, valueDocs, valueKeys); err != nil {
+				return wrapErr(ctx, op+": write values", err)
+			}
+			return wrapErr(ctx, op, upsertAll(ctx, s.checkpoints, []any{doc}, []string{key}))
+		})
+	}
+	if err := s.unfenced(ctx, op, thread, write); err != nil {
 		return spec.Config{}, err
 	}
 	return spec.Config{ThreadID: thread, Namespace: ns, CheckpointID: cp.ID}, nil
+}
+
+// unfenced runs write, reading the fences in force meanwhile (see ops.go).
+// If one covers what write stored (a deletion or pruning of the thread, a
+// deletion of runs, interrupted or in progress), it carries the fence out
+// and runs write again, so that nothing the call stored stays hidden (or
+// was swept). write is idempotent.
+func (s *Saver) unfenced(ctx context.Context, op, thread string, write func(context.Context) error) error {
+	fs, err := s.withFences(ctx, func() error { return write(ctx) })
+	if err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	todo := fs.covering(thread)
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := s.carryOut(ctx, todo); err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	return wrapErr(ctx, op, write(ctx))
+}
+
+// putOrdered is Put without a transaction: the checkpoint document first
+// (or, for an existing one, an announcement of what is coming), then the
+// blob chunks, then the values, then (for an existing one) the new
+// document.
+func (s *Saver) putOrdered(ctx context.Context, op string, doc *checkpointDoc, ch *chunker, valueDocs []any, valueKeys []string) error {
+	_, err := s.checkpoints.InsertOne(ctx, doc)
+	replacing := mongo.IsDuplicateKeyError(err)
+	if replacing {
+		// The checkpoint exists: announce the replacement on it (or, if
+		// it was deleted in between, insert it after all).
+		replacing, err = s.announce(ctx, doc)
+	}
+	if err != nil {
+		return wrapErr(ctx, op, err)
+	}
+	s.at(hookPutCheckpoint)
+	if err := ch.flush(ctx, s); err != nil {
+		return err
+	}
+	if err := insertOrReplace(ctx, s.values, valueDocs, valueKeys); err != nil {
+		return wrapErr(ctx, op+": write values", err)
+	}
+	s.at(hookPutValues)
+	if replacing {
+		err := retryDuplicates(ctx, func() error {
+			_, err := s.checkpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: doc.Key}}, doc, mopts.Replace().SetUpsert(true))
+			return err
+		})
+		if err != nil {
+			return wrapErr(ctx, op, err)
+		}
+	}
+	return nil
+}
+
+// announce records on the stored checkpoint doc.Key the values and blobs a
+// replacement is about to write (Next), so that garbage collection spares
+// them; if the checkpoint is gone, it inserts doc instead. It reports
+// whether the stored checkpoint is to be replaced at the end.
+func (s *Saver) announce(ctx context.Context, doc *checkpointDoc) (bool, error) {
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		return false, err
+	}
+	var fields bson.D
+	if err := bson.Unmarshal(raw, &fields); err != nil {
+		return false, err
+	}
+	fields = slices.DeleteFunc(fields, func(e bson.E) bool { return e.Key == "_id" })
+	update := bson.D{
+		{Key: "$set", Value: bson.D{{Key: "next", Value: pending{Own: doc.Own, Blobs: doc.Blobs}}}},
+		{Key: "$setOnInsert", Value: fields},
+	}
+	var res *mongo.UpdateResult
+	err = retryDuplicates(ctx, func() error {
+		var err error
+		res, err = s.checkpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: doc.Key}}, update, mopts.UpdateOne().SetUpsert(true))
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return res.UpsertedCount == 0, nil
 }
 
 // insertOrReplace stores docs, whose _ids are keys: it inserts them all
@@ -230,9 +366,6 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, keys []string) error {
 	if len(docs) == 0 {
 		return nil
-	}
-	if inTxn(ctx) {
-		return upsertAll(ctx, coll, docs, keys)
 	}
 	_, err := coll.InsertMany(ctx, docs, mopts.InsertMany().SetOrdered(false))
 	if err == nil {
@@ -256,60 +389,6 @@ func insertOrReplace(ctx context.Context, coll *mongo.Collection, docs []any, ke
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// PutWrites stores the writes of task taskID against the checkpoint named
-// by cfg in one BulkWrite: regular writes are $setOnInsert upserts (the
-// first write of a key wins), special writes $set upserts (the last wins),
-// applied in order. An empty list is a no-op. See [spec.Saver.PutWrites].
-func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
-		return err
-	}
-	thread, ns, cid := cfg.ThreadID, cfg.Namespace, cfg.CheckpointID
-	ch := &chunker{thread: thread}
-	models := make([]mongo.WriteModel, 0, len(writes))
-	for i, w := range writes {
-		data, err := s.serde.Encode(w.Value)
-		if err != nil {
-			return fmt.Errorf("mongo: put writes thread %q checkpoint %q: write %d to %q: %w", thread, cid, i, w.Channel, err)
-		}
-		idx := spec.WriteIndex(w.Channel, i)
-		key := writeKey(thread, ns, cid, taskID, idx)
-		fields := bson.D{
-			{Key: "thread", Value: thread}, {Key: "ns", Value: ns}, {Key: "cid", Value: cid},
-			{Key: "task", Value: taskID}, {Key: "idx", Value: int64(idx)},
-			{Key: "channel", Value: w.Channel}, {Key: "path", Value: taskPath},
-			{Key: "v", Value: ch.payload(key, data)},
-		}
-		op := "$setOnInsert"
-		if idx < 0 {
-			op = "$set"
-		}
-		models = append(models, mongo.NewUpdateOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: key}}).
-			SetUpdate(bson.D{{Key: op, Value: fields}}).
-			SetUpsert(true))
-	}
-	if len(models) == 0 {
-		return nil
-	}
-	err := s.writeTxn(ctx, func(ctx context.Context) error {
-		if err := ch.flush(ctx, s); err != nil {
-			return err
-		}
-		return retryDuplicates(ctx, func() error {
-			_, err := s.writes.BulkWrite(ctx, models, mopts.BulkWrite().SetOrdered(true))
-			return err
-		})
-	})
-	if err != nil {
-		return wrapErr(ctx, fmt.Sprintf("put writes thread %q checkpoint %q task %q", thread, cid, taskID), err)
 	}
 	return nil
 }

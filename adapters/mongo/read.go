@@ -2,12 +2,11 @@ package mongo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
+	"math"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -15,7 +14,7 @@ import (
 
 // GetTuple returns the checkpoint named by cfg, or the latest of its thread
 // and namespace. A lookup by ID is an _id point lookup; the latest is the
-// first entry of the (thread, ns, id) index read backwards. See
+// first visible entry of the (thread, ns, id) index read backwards. See
 // [spec.Saver.GetTuple].
 func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
 	if err := ctx.Err(); err != nil {
@@ -24,26 +23,163 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
-	var res *mongo.SingleResult
+	var t *spec.Tuple
+	var err error
 	if cfg.CheckpointID != "" {
-		res = s.checkpoints.FindOne(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)}})
-	} else {
-		q, sort := latestQuery(cfg.ThreadID, cfg.Namespace)
-		res = s.checkpoints.FindOne(ctx, q, mopts.FindOne().SetSort(sort))
-	}
-	var doc checkpointDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, fmt.Errorf("mongo: get thread %q namespace %q checkpoint %q: %w",
-				cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, spec.ErrNotFound)
+		var docs []checkpointDoc
+		var fs fences
+		fs, err = s.withFences(ctx, func() error {
+			var err error
+			docs, err = s.findDocs(ctx, bson.D{{Key: "_id", Value: checkpointKey(cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)}})
+			return err
+		})
+		if err == nil {
+			var ts []*spec.Tuple
+			ts, err = s.assemble(ctx, docs, fs)
+			if len(ts) > 0 {
+				t = ts[0]
+			}
 		}
+	} else {
+		t, err = s.latest(ctx, cfg.ThreadID, cfg.Namespace)
+	}
+	if err != nil {
 		return nil, wrapErr(ctx, fmt.Sprintf("get thread %q namespace %q", cfg.ThreadID, cfg.Namespace), err)
 	}
-	tuples, err := s.assemble(ctx, []checkpointDoc{doc})
+	if t == nil {
+		return nil, fmt.Errorf("mongo: get thread %q namespace %q checkpoint %q: %w",
+			cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, spec.ErrNotFound)
+	}
+	return t, nil
+}
+
+// latest returns the latest visible checkpoint of a thread and namespace,
+// or nil. It reads one document, and more only while the newest ones are
+// not visible yet (a Put in flight).
+func (s *Saver) latest(ctx context.Context, thread, ns string) (*spec.Tuple, error) {
+	q, sort := latestQuery(thread, ns)
+	p := &pager{s: s, q: q, sort: sort, size: 1}
+	for {
+		docs, fs, more, err := p.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ts, err := s.assemble(ctx, docs, fs)
+		if err != nil || len(ts) > 0 || !more {
+			if len(ts) > 0 {
+				return ts[0], err
+			}
+			return nil, err
+		}
+		p.size = min(4*p.size, 64)
+	}
+}
+
+// findDocs reads the checkpoint documents matching q (a bounded query).
+func (s *Saver) findDocs(ctx context.Context, q bson.D) ([]checkpointDoc, error) {
+	cur, err := s.checkpoints.Find(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return tuples[0].tuple, nil
+	var docs []checkpointDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// pager reads checkpoint documents in sort order, one bounded query per
+// page, resuming after the last document it returned (keyset paging): no
+// server cursor stays open between pages, so a slow consumer never meets
+// the server's idle-cursor timeout.
+type pager struct {
+	s    *Saver
+	q    bson.D
+	sort bson.D // id descending, then thread and ns ascending where not pinned
+	size int
+	last *checkpointDoc
+}
+
+// next returns the next page, the fences in force, and whether more may
+// follow.
+func (p *pager) next(ctx context.Context) ([]checkpointDoc, fences, bool, error) {
+	q := p.q
+	if p.last != nil {
+		q = bson.D{{Key: "$and", Value: bson.A{p.q, keysetAfter(p.sort, p.last)}}}
+	}
+	var docs []checkpointDoc
+	fs, err := p.s.withFences(ctx, func() error {
+		var err error
+		docs, err = p.page(ctx, q)
+		return err
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if len(docs) > 0 {
+		p.last = &docs[len(docs)-1]
+	}
+	return docs, fs, len(docs) == p.size, nil
+}
+
+// page reads one page.
+func (p *pager) page(ctx context.Context, q bson.D) ([]checkpointDoc, error) {
+	// A batch one larger than the limit: the first reply holds the whole
+	// page and the server closes the cursor (FerretDB keeps it open when
+	// the batch is exactly full).
+	cur, err := p.s.checkpoints.Find(ctx, q, mopts.Find().SetSort(p.sort).SetLimit(int64(p.size)).SetBatchSize(int32(min(p.size+1, math.MaxInt32))))
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]checkpointDoc, 0, p.size)
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// withFences runs fn while it reads the fences in force.
+func (s *Saver) withFences(ctx context.Context, fn func() error) (fences, error) {
+	var fs fences
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		fs, err = s.loadFences(ctx)
+		done <- err
+	}()
+	err := fn()
+	if ferr := <-done; err == nil {
+		err = ferr
+	}
+	return fs, err
+}
+
+// keysetAfter returns the condition "after d in sort order" for a sort on
+// id descending followed by thread and/or ns ascending.
+func keysetAfter(sort bson.D, d *checkpointDoc) bson.D {
+	val := func(field string) string {
+		switch field {
+		case "thread":
+			return d.Thread
+		case "ns":
+			return d.NS
+		}
+		return d.ID
+	}
+	var or bson.A
+	for i, e := range sort {
+		branch := bson.D{}
+		for _, prev := range sort[:i] {
+			branch = append(branch, bson.E{Key: prev.Key, Value: val(prev.Key)})
+		}
+		op := "$gt"
+		if e.Value == -1 {
+			op = "$lt"
+		}
+		branch = append(branch, bson.E{Key: e.Key, Value: bson.D{{Key: op, Value: val(e.Key)}}})
+		or = append(or, branch)
+	}
+	return bson.D{{Key: "$or", Value: or}}
 }
 
 // latestQuery returns the filter and sort that find the latest checkpoint
@@ -93,12 +229,13 @@ func listQuery(opts spec.ListOptions, filter spec.Metadata) (bson.D, bson.D) {
 	return q, sort
 }
 
-// List streams the checkpoints selected by opts, newest first, from one
-// cursor. It reads a page of checkpoints at a time and loads the values
-// and pending writes of the whole page with one query each. The metadata
-// filter runs in the server on filter tokens; each candidate is then
-// checked exactly with [spec.MatchFilter], and the limit counts what
-// passes. Breaking out of the loop closes the cursor. See [spec.Saver.List].
+// List streams the checkpoints selected by opts, newest first, a page at
+// a time: each page is one bounded query resuming after the previous page
+// (no server cursor stays open while the loop body runs), and the values
+// and pending writes of the whole page are loaded with one query each. The
+// metadata filter runs in the server on filter tokens; each candidate is
+// then checked exactly with [spec.MatchFilter], and the limit counts what
+// passes. See [spec.Saver.List].
 func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
 	return func(yield func(*spec.Tuple, error) bool) {
 		if err := ctx.Err(); err != nil {
@@ -119,54 +256,29 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			op = fmt.Sprintf("list thread %q, all namespaces", opts.ThreadID)
 		}
 		q, sort := listQuery(opts, filter)
-		pageSize := s.pageSize
-		if opts.Limit > 0 {
-			pageSize = min(pageSize, opts.Limit)
-		}
-		fo := mopts.Find().SetSort(sort).SetBatchSize(int32(pageSize))
+		size := s.pageSize
 		if opts.Limit > 0 && len(filter) == 0 {
-			fo.SetLimit(int64(opts.Limit))
+			size = min(size, opts.Limit)
 		}
-		cur, err := s.checkpoints.Find(ctx, q, fo)
-		if err != nil {
-			yield(nil, wrapErr(ctx, op, err))
-			return
-		}
-		defer func() {
-			cctx, cancel := cleanupContext(ctx)
-			defer cancel()
-			_ = cur.Close(cctx)
-		}()
-
+		p := &pager{s: s, q: q, sort: sort, size: size}
 		yielded := 0
-		page := make([]checkpointDoc, 0, pageSize)
 		for {
-			page = page[:0]
-			for len(page) < pageSize && cur.Next(ctx) {
-				var d checkpointDoc
-				if err := cur.Decode(&d); err != nil {
-					yield(nil, wrapErr(ctx, op+": decode checkpoint", err))
-					return
-				}
-				page = append(page, d)
-			}
-			if err := cur.Err(); err != nil {
+			docs, fs, more, err := p.next(ctx)
+			if err != nil {
 				yield(nil, wrapErr(ctx, op, err))
 				return
 			}
-			if len(page) == 0 {
-				return
-			}
-			tuples, err := s.assemble(ctx, page)
+			s.at(hookListPage)
+			tuples, err := s.assemble(ctx, docs, fs)
 			if err != nil {
-				yield(nil, err)
+				yield(nil, wrapErr(ctx, op, err))
 				return
 			}
 			for _, t := range tuples {
-				if len(filter) > 0 && !spec.MatchFilter(t.tuple.Metadata, filter) {
+				if len(filter) > 0 && !spec.MatchFilter(t.Metadata, filter) {
 					continue
 				}
-				if !yield(t.tuple, nil) {
+				if !yield(t, nil) {
 					return
 				}
 				yielded++
@@ -174,21 +286,27 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 					return
 				}
 			}
-			if len(page) < pageSize {
+			if !more {
 				return
 			}
 		}
 	}
 }
 
-// decodeCheckpoint builds a tuple, without values and writes, from d.
-func (s *Saver) decodeCheckpoint(ctx context.Context, d *checkpointDoc) (*spec.Tuple, error) {
+// decodeCheckpoint builds a tuple, without values and writes, from d, whose
+// large payloads are in blobs. It returns nil when a payload's chunks are
+// not all there: the checkpoint is still being written (or deleted).
+func (s *Saver) decodeCheckpoint(d *checkpointDoc, blobs map[string][]byte) (*spec.Tuple, error) {
 	fail := func(what string, err error) (*spec.Tuple, error) {
 		return nil, fmt.Errorf("mongo: decode %s of thread %q checkpoint %q: %w", what, d.Thread, d.ID, err)
 	}
-	cpBytes, err := s.load(ctx, d.CP)
-	if err != nil {
-		return nil, err
+	cpBytes, ok := payloadBytes(d.CP, blobs)
+	if !ok {
+		return nil, nil
+	}
+	metaBytes, ok := payloadBytes(d.Meta, blobs)
+	if !ok {
+		return nil, nil
 	}
 	m, err := decodeRecord(cpBytes, s.serde)
 	if err != nil {
@@ -215,11 +333,6 @@ func (s *Saver) decodeCheckpoint(ctx context.Context, d *checkpointDoc) (*spec.T
 			s, _ := ch.(string)
 			cp.UpdatedChannels = append(cp.UpdatedChannels, s)
 		}
-	}
-
-	metaBytes, err := s.load(ctx, d.Meta)
-	if err != nil {
-		return nil, err
 	}
 	md, err := decodeRecord(metaBytes, s.serde)
 	if err != nil {

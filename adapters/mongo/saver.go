@@ -2,6 +2,8 @@ package mongo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +20,12 @@ import (
 // Collection names, after the prefix set with [WithCollectionPrefix].
 const (
 	CheckpointsCollection = "checkpoints"
-	WritesCollection      = "checkpoint_writes"
+	WritesCollection      = "checkpoint_write_batches"
 	ValuesCollection      = "checkpoint_values"
 	BlobsCollection       = "checkpoint_blobs"
+	// OpsCollection holds the fences of maintenance calls in progress or
+	// interrupted; see the package doc.
+	OpsCollection = "checkpoint_ops"
 )
 
 // Saver is a [spec.Saver] backed by MongoDB or a MongoDB wire-compatible
@@ -34,11 +39,16 @@ type Saver struct {
 	txn        bool
 	pageSize   int
 
+	// hook, set only by tests, is called at named points of an operation
+	// (the hook* constants) so that tests can force interleavings.
+	hook func(point string)
+
 	db          *mongo.Database
 	checkpoints *mongo.Collection
 	writes      *mongo.Collection
 	values      *mongo.Collection
 	blobs       *mongo.Collection
+	ops         *mongo.Collection
 
 	closeOnce sync.Once
 	closeErr  error
@@ -64,6 +74,7 @@ func newSaver(client *mongo.Client, o options) *Saver {
 		writes:      db.Collection(o.prefix + WritesCollection),
 		values:      db.Collection(o.prefix + ValuesCollection),
 		blobs:       db.Collection(o.prefix + BlobsCollection),
+		ops:         db.Collection(o.prefix + OpsCollection),
 	}
 }
 
@@ -153,7 +164,7 @@ func (s *Saver) indexSpecs() map[*mongo.Collection][]mongo.IndexModel {
 			{Keys: bson.D{{Key: "mdx", Value: 1}}, Options: named("mdx")},
 		},
 		s.writes: {
-			{Keys: bson.D{{Key: "thread", Value: 1}, {Key: "ns", Value: 1}, {Key: "cid", Value: 1}, {Key: "task", Value: 1}, {Key: "idx", Value: 1}}, Options: unique("thread_ns_cid_task_idx")},
+			{Keys: bson.D{{Key: "thread", Value: 1}, {Key: "ns", Value: 1}, {Key: "cid", Value: 1}, {Key: "task", Value: 1}, {Key: "seq", Value: 1}}, Options: unique("thread_ns_cid_task_seq")},
 		},
 		s.values: {
 			{Keys: bson.D{{Key: "thread", Value: 1}, {Key: "ns", Value: 1}, {Key: "channel", Value: 1}, {Key: "version", Value: 1}}, Options: unique("thread_ns_channel_version")},
@@ -184,15 +195,56 @@ func (s *Saver) Setup(ctx context.Context) error {
 	return nil
 }
 
+// Points at which tests may interleave other operations (see hook).
+const (
+	hookPutCheckpoint     = "put: checkpoint document written"
+	hookPutValues         = "put: values written"
+	hookWritesBatch       = "put writes: batch document written"
+	hookListPage          = "list: page of checkpoint documents read"
+	hookDeleteCheckpoints = "delete thread: checkpoints deleted"
+	hookPruneLatest       = "prune: latest checkpoints found"
+	hookGCCandidates      = "gc: candidates read"
+	hookGCRefs            = "gc: live references read"
+	hookRunsHeld          = "delete for runs: checkpoints held"
+	hookCopyHeld          = "copy thread: checkpoints written, held"
+	hookFenced            = "maintenance: fence inserted"
+)
+
+// at calls the test hook, if any.
+func (s *Saver) at(point string) {
+	if s.hook != nil {
+		s.hook(point)
+	}
+}
+
+// Prefixes of checkpointDoc.Hold.
+const (
+	holdRuns    = "runs:"
+	holdRunsEnd = "runs;" // the first string after every "runs:..."
+	holdCopy    = "copy:"
+)
+
+// newPin returns a random token for the pin of the documents one
+// operation writes.
+func newPin() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // NextVersion returns [spec.NextVersion] of current.
 func (s *Saver) NextVersion(current spec.Version) spec.Version {
 	return spec.NextVersion(current)
 }
 
-// wrapErr adds the operation to a backend error. When the context is done,
+// wrapErr adds the operation to a backend error (nil stays nil). When the
+// context is done,
 // the result also wraps ctx.Err(), so that errors.Is(err, ctx.Err()) holds
 // whatever error the driver chose to report.
 func wrapErr(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("mongo: %s: %w (%w)", op, cerr, err)
 	}

@@ -230,7 +230,7 @@ func TestOpenClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	if want := []string{"p_checkpoint_blobs", "p_checkpoint_values", "p_checkpoint_writes", "p_checkpoints"}; !slices.Equal(names, want) {
+	if want := []string{"p_checkpoint_blobs", "p_checkpoint_values", "p_checkpoint_write_batches", "p_checkpoints"}; !slices.Equal(names, want) {
 		t.Errorf("collections %q, want %q", names, want)
 	}
 	var closer io.Closer = s

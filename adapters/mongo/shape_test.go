@@ -132,8 +132,13 @@ func TestWithSerdeCoversValuesAndWrites(t *testing.T) {
 	if err := s.PutWrites(ctx, cfg, []spec.Write{{Channel: "w", Value: "write"}}, "task", ""); err != nil {
 		t.Fatal(err)
 	}
-	var value, write struct {
+	var value struct {
 		V storedPayload `bson:"v"`
+	}
+	var write struct {
+		Writes []struct {
+			V storedPayload `bson:"v"`
+		} `bson:"writes"`
 	}
 	var cp struct {
 		CP       storedPayload `bson:"cp"`
@@ -146,8 +151,8 @@ func TestWithSerdeCoversValuesAndWrites(t *testing.T) {
 			t.Fatalf("%s: %v", coll, err)
 		}
 	}
-	if !bytes.HasPrefix(value.V.D, []byte("P:")) || !bytes.HasPrefix(write.V.D, []byte("P:")) {
-		t.Errorf("value %q or write %q not encoded by the serde", value.V.D, write.V.D)
+	if len(write.Writes) != 1 || !bytes.HasPrefix(value.V.D, []byte("P:")) || !bytes.HasPrefix(write.Writes[0].V.D, []byte("P:")) {
+		t.Errorf("value %q or writes %+v not encoded by the serde", value.V.D, write.Writes)
 	}
 	if got, err := spec.DefaultSerde().Decode(cp.Meta.D); err != nil || !reflect.DeepEqual(got, map[string]any(md)) {
 		t.Errorf("exact metadata not in the fixed codec: %v, %v", got, err)
