@@ -108,11 +108,13 @@
 //
 // The broad specs look for the faults the focused specs miss, so they do not
 // stop at a difference a LangGraph saver has on purpose: they compare
-// numbers by value, pending writes in any order and ties between equal IDs
-// sorted, they filter on plain values only, and an invalid call need only
-// leave the store unchanged. Number types, the sign of zero, write order,
-// tie order, nested or nil filter values and the errors of invalid calls
-// are checked by the focused specs of their strict rules.
+// numbers by value, pending writes in any order, ties between equal IDs
+// sorted, and accept a listing grouped by thread and namespace; they filter
+// on plain values only; an invalid call that fails need only leave the
+// store unchanged, and one the saver accepts ends the sequence unjudged.
+// Number types, the sign of zero, write order, tie order, interleaving,
+// nested or nil filter values and the errors of invalid calls are checked
+// by the focused specs of their strict rules.
 //
 // The JSON report's "primary_failed_rules" are the root causes, each named
 // once. The printed report starts with them (rule, tier, first failing
