@@ -17,8 +17,11 @@
 //   - the shared mechanics adapters should call rather than re-derive:
 //     [WriteIndex] for write keys, [NewCheckpointID], [NextVersion] and
 //     [CompareVersions], namespace helpers, the plain-value model
-//     ([Normalize]) with its default [Serde], the metadata filter semantics
-//     ([MatchFilter]) and the validation helpers ([ValidatePut], ...).
+//     ([Normalize], which also rejects values that contain themselves or
+//     nest deeper than [MaxValueDepth]) with its default [Serde], the
+//     metadata filter semantics ([MatchFilter]) and the validation helpers
+//     ([ValidatePut], ...), which give every adapter the same answer for
+//     the bytes an identifier, task path or version may hold.
 //
 // The rules themselves are numbered in SPEC.md next to this file; the
 // conformance suite in package conformance cites those rule IDs.
