@@ -12,7 +12,6 @@ package savertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -153,16 +152,6 @@ func (c *Countdown) Fired() bool { return c.Context.Err() != nil }
 
 // Stop releases the context.
 func (c *Countdown) Stop() { c.cancel() }
-
-// sentinel reports whether err is one of the spec's sentinel errors.
-func sentinel(err error) bool {
-	for _, s := range []error{spec.ErrInvalidConfig, spec.ErrInvalidArgument, spec.ErrUnsupportedValue, spec.ErrNotFound} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
-}
 
 // Options sizes [RunAll].
 type Options struct {
