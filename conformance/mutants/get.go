@@ -187,6 +187,32 @@ func init() {
 		},
 	})
 	register(Mutant{
+		Name: "reput-keeps-first-parent", Rule: "PUT-11",
+		Description: "Putting an existing checkpoint again replaces its checkpoint and metadata but keeps its first parent (LangGraph's PostgreSQL savers).",
+		New: func() spec.Saver {
+			w := wrap()
+			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+				if cfg.ThreadID != "" && cp.ID != "" {
+					key := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}
+					if old, err := w.Inner.GetTuple(ctx, key); err == nil {
+						cfg.CheckpointID = ""
+						if old.Parent != nil {
+							cfg.CheckpointID = old.Parent.CheckpointID
+						}
+					}
+				}
+				return w.Inner.Put(ctx, cfg, cp, md, nv)
+			}
+			return w
+		},
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			_ = putCP(ctx, s, "t", "", "b", "a", nil, nil)
+			_ = putCP(ctx, s, "t", "", "b", "", spec.Metadata{"n": 2}, nil)
+			return get(ctx, s, "t", "", "b")
+		},
+	})
+	register(Mutant{
 		Name: "updated-channels-not-stored", Rule: "PUT-14",
 		Description: "UpdatedChannels is not stored: every checkpoint comes back with nil (LangGraph.js's savers drop updated_channels).",
 		New: func() spec.Saver {

@@ -167,6 +167,17 @@ func init() {
 		},
 	})
 	register(Mutant{
+		Name: "batch-rule-insert-if-mixed", Rule: "WRITES-5",
+		Description: "A batch holding a regular write only inserts new keys, its special writes included; an all-special batch replaces (LangGraph's SQL and MongoDB savers).",
+		New:         func() spec.Saver { return withWriteStore(writePolicy{batchRuleMixed: true}) },
+		Witness: func(ctx context.Context, s spec.Saver) any {
+			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
+			putW(ctx, s, "a", "task", wr("x", 1), wr(spec.ResumeChannel, "r1"))
+			putW(ctx, s, "a", "task", wr("x", 2), wr(spec.ResumeChannel, "r2"))
+			return writesOf(ctx, s, "t", "", "a")
+		},
+	})
+	register(Mutant{
 		Name: "write-task-ignored", Rule: "WRITES-6",
 		Description: "The task ID is not part of the write key, so two tasks writing at the same position collide.",
 		New:         func() spec.Saver { return withWriteStore(writePolicy{ignoreTask: true}) },

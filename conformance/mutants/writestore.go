@@ -36,6 +36,7 @@ type writePolicy struct {
 	dropOnReput       bool // re-putting a checkpoint forgets its writes
 	dropIfMissing     bool // writes to a checkpoint not yet put are discarded
 	batchRuleOfFirst  bool // a batch is first-wins or last-wins as a whole, by the kind of its first write
+	batchRuleMixed    bool // a batch holding a regular write only inserts new keys (LangGraph's SQL savers)
 	ignoreTask        bool // the task ID is not part of the key
 	ignoreThread      bool // the thread ID is not part of the key
 }
@@ -140,6 +141,7 @@ func (ws *writeStore) putWrites(ctx context.Context, cfg spec.Config, writes []s
 	inBatch := map[wkey]bool{}
 	regular := 0
 	batchSpecial := len(writes) > 0 && spec.IsSpecialChannel(writes[0].Channel)
+	mixed := slices.ContainsFunc(writes, func(w spec.Write) bool { return !spec.IsSpecialChannel(w.Channel) })
 	for i, w := range writes {
 		pos := i
 		if ws.policy.skipSpecialSlots {
@@ -161,6 +163,8 @@ func (ws *writeStore) putWrites(ctx context.Context, cfg spec.Config, writes []s
 		case ws.policy.batchRuleOfFirst && !batchSpecial && stored:
 			continue
 		case ws.policy.batchRuleOfFirst && batchSpecial:
+		case ws.policy.batchRuleMixed && mixed && stored:
+			continue
 		case idx >= 0 && stored && !ws.policy.regularLastWins:
 			continue
 		case idx < 0 && ws.policy.specialFirstWins && hasKey(existing, wk):
