@@ -22,6 +22,13 @@ var (
 	// ErrUnsupportedValue reports a value outside the plain-value model of
 	// Normalize.
 	ErrUnsupportedValue = errors.New("unsupported value")
+	// ErrUnavailable reports that the backend could not be reached or the
+	// connection to it was lost during the call (SPEC.md FAULT-2). The call
+	// either took effect as a whole or not at all; read to find out which.
+	// Retrying is safe once the backend is back: every saver method is
+	// idempotent. Adapters wrap the driver's own error too, so errors.As
+	// still finds a *net.OpError or a driver type.
+	ErrUnavailable = errors.New("backend unavailable")
 )
 
 // ValidateIdentifier checks one identifier — a thread ID, namespace,
