@@ -24,9 +24,13 @@
 //     spec.NextVersion), and deterministic task IDs computed as LangGraph
 //     computes them (xxh3-128 of the checkpoint ID, namespace, step, node
 //     and triggers). The root graph always runs in namespace "".
-//   - A failing task saves "__error__" while its siblings' writes are kept
-//     and Invoke returns a [*TaskError]; resuming (Invoke with nil) restores
-//     the tasks whose writes are saved and re-runs only the others.
+//   - A failing task saves "__error__" and cancels the context of its
+//     running siblings (cause [ErrSiblingFailed]; in deterministic mode the
+//     tasks after it run with that context): a sibling that finished, or
+//     finishes anyway, keeps its writes, one that returns an error saves
+//     it. Invoke returns the first failure as a [*TaskError]; resuming
+//     (Invoke with nil) restores the tasks whose writes are saved and
+//     re-runs only the others.
 //   - [Interrupt] pauses a node for input ("__interrupt__"); a [Command]
 //     resumes it ("__resume__" under the null task ID, or a resume map by
 //     interrupt ID). A node that drops the error of Interrupt fails with
@@ -132,11 +136,15 @@
 //   - Errors: a failed task's __error__ write holds the exception as the
 //     serde stores it (§2.10); LangGraph.js stores {"message", "name"},
 //     refengine the message.
-//   - A failing task's running siblings: LangGraph.js aborts them, and a
-//     sibling that still finishes saves an __error__ ("This operation was
-//     aborted") together with its result, after the failed task's writes;
-//     Python saves a successful sibling's writes as they are and restores
-//     them on retry (§2.10). refengine does not cancel siblings yet.
+//   - A failing task's running siblings: both engines cancel them, but
+//     LangGraph.js checks its abort signal after the sibling's node
+//     returned, so a sibling that finishes saves an __error__ ("This
+//     operation was aborted") together with its writes; Python saves a
+//     finished sibling's writes as they are (sync threads cannot be
+//     stopped; an async task commits an error only when cancelled while
+//     running, §2.5) and restores them on retry (§2.10), and so does
+//     refengine. The retry is the same: regular writes are restored even
+//     next to an error.
 //   - With async durability (§7) the order of a background Put relative to
 //     the next step's writes is up to the scheduler in both engines; such
 //     scenarios are compared as multisets of calls.

@@ -43,6 +43,11 @@ var (
 	// fails instead, with a *TaskError wrapping this error (and the node's
 	// own error, if any).
 	ErrInterruptSwallowed = errors.New("refengine: node swallowed the error of Interrupt instead of returning it")
+	// ErrSiblingFailed is the cause (context.Cause) with which a task's
+	// context is cancelled when a sibling task of the same superstep
+	// fails; a node that returns because of it fails too, while one that
+	// finishes anyway keeps its writes.
+	ErrSiblingFailed = errors.New("refengine: cancelled: a sibling task failed")
 	// ErrNotInTask reports Interrupt called outside a running node.
 	ErrNotInTask = errors.New("refengine: Interrupt called outside a node")
 )

@@ -61,6 +61,10 @@ type loop struct {
 	parentSP *scratchpad // the scratchpad of the task running this subgraph
 	exec     *executor
 	loadID   string // checkpoint to load; "" = latest
+	// sctx is the context of saver calls: the root run's, so that a task
+	// cancelled because a sibling failed still saves its outcome, and so
+	// do the subgraphs it runs.
+	sctx context.Context
 
 	mu      sync.Mutex // guards pending
 	pending []spec.PendingWrite
@@ -99,9 +103,12 @@ func (l *loop) nextVersion(cur spec.Version) spec.Version {
 // run executes the graph to completion, interruption or failure, then
 // finishes the saver traffic. It returns the final values of the state keys.
 func (l *loop) run(ctx context.Context, input any) (State, error) {
-	err := l.load(ctx)
+	if l.sctx == nil {
+		l.sctx = ctx
+	}
+	err := l.load(l.sctx)
 	if err == nil {
-		err = l.first(ctx, input)
+		err = l.first(l.sctx, input)
 	}
 	for err == nil {
 		var more bool
@@ -111,9 +118,9 @@ func (l *loop) run(ctx context.Context, input any) (State, error) {
 		if err = l.runTasks(ctx); err != nil {
 			break
 		}
-		err = l.afterTick(ctx)
+		err = l.afterTick(l.sctx)
 	}
-	if serr := l.finish(ctx, err); serr != nil {
+	if serr := l.finish(l.sctx, err); serr != nil {
 		return nil, serr
 	}
 	if l.chans == nil {
@@ -264,8 +271,13 @@ func (l *loop) shouldInterrupt(nodes []string) bool {
 }
 
 // runTasks executes the tasks without restored writes, committing each as
-// it finishes. Failures win over interrupts; interrupts of all tasks are
-// combined.
+// it finishes. The first failure cancels the context of the other tasks
+// (with cause ErrSiblingFailed), as LangGraph cancels the running siblings
+// of a failed task: a sibling that still finishes saves its writes, one
+// that returns an error saves it as its own failure. In deterministic mode
+// the tasks after a failed one run with the cancelled context. Failures
+// win over interrupts, and the first failure is the one returned;
+// interrupts of all tasks are combined.
 func (l *loop) runTasks(ctx context.Context) error {
 	var todo []*task
 	for _, t := range l.tasks {
@@ -273,30 +285,48 @@ func (l *loop) runTasks(ctx context.Context) error {
 			todo = append(todo, t)
 		}
 	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		failMu sync.Mutex
+		failed error
+	)
+	run := func(t *task) error {
+		err := l.execute(tctx, t)
+		var gi *graphInterrupt
+		if err != nil && !errors.As(err, &gi) {
+			failMu.Lock()
+			if failed == nil {
+				failed = err
+				cancel(ErrSiblingFailed)
+			}
+			failMu.Unlock()
+		}
+		return err
+	}
 	errs := make([]error, len(todo))
 	if l.opts.deterministic || len(todo) == 1 {
 		for i, t := range todo {
-			errs[i] = l.execute(ctx, t)
+			errs[i] = run(t)
 		}
 	} else {
 		var wg sync.WaitGroup
 		for i, t := range todo {
-			wg.Go(func() { errs[i] = l.execute(ctx, t) })
+			wg.Go(func() { errs[i] = run(t) })
 		}
 		wg.Wait()
+	}
+	if failed != nil {
+		return failed
 	}
 	var combined *graphInterrupt
 	for _, err := range errs {
 		var gi *graphInterrupt
-		switch {
-		case err == nil:
-		case errors.As(err, &gi):
+		if errors.As(err, &gi) {
 			if combined == nil {
 				combined = &graphInterrupt{}
 			}
 			combined.interrupts = append(combined.interrupts, gi.interrupts...)
-		default:
-			return err
 		}
 	}
 	if combined != nil {

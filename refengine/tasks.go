@@ -13,6 +13,7 @@ import (
 // execute runs one task and commits its outcome with LangGraph's rules:
 // writes (or a no-writes marker) on success; the interrupt plus resume
 // writes on an interrupt; writes so far plus an error write on failure.
+// The node runs with ctx; the saver calls use the loop's saver context.
 func (l *loop) execute(ctx context.Context, t *task) error {
 	sp := &scratchpad{loop: l, task: t, parent: l.parentSP, resume: t.resume}
 	writes, err := l.runTask(context.WithValue(ctx, scratchKey{}, sp), t, sp)
@@ -38,11 +39,11 @@ func (l *loop) execute(ctx context.Context, t *task) error {
 				return &TaskError{Node: t.node.name, TaskID: t.id, Err: eerr}
 			}
 			batch := append([]spec.Write{{Channel: spec.InterruptChannel, Value: enc}}, emitted...)
-			l.putWrites(ctx, t.id, batch, t.path)
+			l.putWrites(l.sctx, t.id, batch, t.path)
 		}
 		return gi
 	case err != nil:
-		l.putWrites(ctx, t.id, append(emitted, spec.Write{Channel: spec.ErrorChannel, Value: err.Error()}), t.path)
+		l.putWrites(l.sctx, t.id, append(emitted, spec.Write{Channel: spec.ErrorChannel, Value: err.Error()}), t.path)
 		var te *TaskError
 		if errors.As(err, &te) {
 			return err // a subgraph's task failure keeps its origin
@@ -54,7 +55,7 @@ func (l *loop) execute(ctx context.Context, t *task) error {
 		all = []spec.Write{{Channel: noWritesChannel}}
 	}
 	t.writes = all
-	l.putWrites(ctx, t.id, all, t.path)
+	l.putWrites(l.sctx, t.id, all, t.path)
 	return nil
 }
 
@@ -174,6 +175,7 @@ func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update
 	}
 	child := newLoop(t.node.sub, l.saver, ns, l.opts)
 	child.nested = true
+	child.sctx = l.sctx
 	child.parentSP = sp
 	child.parents = maps.Clone(l.parents)
 	child.parents[l.ns] = l.checkpointID

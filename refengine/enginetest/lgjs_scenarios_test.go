@@ -3,6 +3,7 @@ package enginetest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
@@ -143,12 +144,14 @@ func failureRetryRun(ctx context.Context, rec spec.Saver) error {
 	return err
 }
 
-// failureSiblingsRun: START -> (one, two) where two fails on its first
-// run; the retry restores one's saved writes and runs two again.
+// failureSiblingsRun: START -> (two, one) where two fails on its first
+// run. two comes first in task order, so in deterministic mode one runs
+// after the failure, with its context cancelled (ErrSiblingFailed); it
+// finishes anyway, so its writes are saved and the retry restores them and
+// runs only two again.
 func failureSiblingsRun(ctx context.Context, rec spec.Saver) error {
 	failed := false
 	g, err := logGraph().
-		AddNode("one", logNode("one")).
 		AddNode("two", func(context.Context, refengine.State) (refengine.Update, error) {
 			if !failed {
 				failed = true
@@ -156,14 +159,20 @@ func failureSiblingsRun(ctx context.Context, rec spec.Saver) error {
 			}
 			return refengine.Update{"log": []any{"two"}}, nil
 		}).
+		AddNode("one", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+			if context.Cause(ctx) != refengine.ErrSiblingFailed {
+				return nil, errors.New("one was not cancelled by two's failure")
+			}
+			return refengine.Update{"log": []any{"one"}}, nil
+		}).
 		AddEdge(refengine.Start, "one").AddEdge(refengine.Start, "two").
 		Compile(refengine.CompileOptions{Saver: rec})
 	if err != nil {
 		return err
 	}
 	cfg := lgjsRun("engine-siblings-fail", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err == nil {
-		return errors.New("two did not fail")
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err == nil || err.Error() != `refengine: node "two" failed: boom` {
+		return fmt.Errorf("first run: %v, want two's failure", err)
 	}
 	_, err = g.Invoke(ctx, nil, cfg)
 	return err

@@ -270,7 +270,6 @@ export const scenarios = {
   async failure_siblings(saver) {
     let failed = false;
     const g = new StateGraph(LogState)
-      .addNode("one", logNode("one"))
       .addNode("two", () => {
         if (!failed) {
           failed = true;
@@ -278,6 +277,7 @@ export const scenarios = {
         }
         return { log: ["two"] };
       })
+      .addNode("one", logNode("one"))
       .addEdge(START, "one")
       .addEdge(START, "two")
       .compile({ checkpointer: saver });
