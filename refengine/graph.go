@@ -86,6 +86,7 @@ type join struct {
 type node struct {
 	name     string
 	fn       NodeFunc
+	cmd      CommandFunc
 	sub      *Graph
 	start    bool
 	triggers []string // sorted
@@ -125,7 +126,8 @@ func (g *StateGraph) AddKey(name string, ch Channel) *StateGraph {
 	return g
 }
 
-func (g *StateGraph) addNode(name string, fn NodeFunc, sub *Graph) *StateGraph {
+func (g *StateGraph) addNode(n *node) *StateGraph {
+	name := n.name
 	switch {
 	case name == "" || name == Start || name == End || strings.HasPrefix(name, "__"):
 		return g.fail("node name %q is empty or reserved", name)
@@ -134,7 +136,6 @@ func (g *StateGraph) addNode(name string, fn NodeFunc, sub *Graph) *StateGraph {
 	case g.byName[name] != nil:
 		return g.fail("node %q added twice", name)
 	}
-	n := &node{name: name, fn: fn, sub: sub}
 	g.nodes = append(g.nodes, n)
 	g.byName[name] = n
 	return g
@@ -145,7 +146,23 @@ func (g *StateGraph) AddNode(name string, fn NodeFunc) *StateGraph {
 	if fn == nil {
 		return g.fail("node %q has a nil function", name)
 	}
-	return g.addNode(name, fn, nil)
+	return g.addNode(&node{name: name, fn: fn})
+}
+
+// CommandFunc is a node that steers the graph with the [Command] it
+// returns, as a LangGraph node returning a Command does: Command.Update
+// writes state keys and Command.Goto names the nodes to run next (End is
+// dropped), written like a conditional edge's routes, after the updates
+// and before the node's static edges. Resume and ResumeMap belong to
+// Invoke: a node returning them fails with ErrInvalidUpdate.
+type CommandFunc func(ctx context.Context, state State) (Command, error)
+
+// AddCommandNode adds a node running fn, which returns a Command.
+func (g *StateGraph) AddCommandNode(name string, fn CommandFunc) *StateGraph {
+	if fn == nil {
+		return g.fail("node %q has a nil function", name)
+	}
+	return g.addNode(&node{name: name, cmd: fn})
 }
 
 // AddSubgraph adds a node that runs a compiled graph. The subgraph shares
@@ -156,7 +173,7 @@ func (g *StateGraph) AddSubgraph(name string, sub *Graph) *StateGraph {
 	if sub == nil {
 		return g.fail("subgraph %q is nil", name)
 	}
-	return g.addNode(name, nil, sub)
+	return g.addNode(&node{name: name, sub: sub})
 }
 
 // AddEdge adds a static edge; from may be Start and to may be End.

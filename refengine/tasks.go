@@ -69,6 +69,7 @@ func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) (writes []s
 	}()
 	n := t.node
 	var upd Update
+	var gotos []string
 	switch {
 	case n.start:
 		upd = Update(t.input)
@@ -76,21 +77,32 @@ func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) (writes []s
 		upd, err = l.runSubgraph(ctx, t, sp)
 	default:
 		var in any
-		if in, err = spec.Normalize(map[string]any(t.input)); err == nil {
+		if in, err = spec.Normalize(map[string]any(t.input)); err != nil {
+			break
+		}
+		if n.cmd == nil {
 			upd, err = n.fn(ctx, State(in.(map[string]any)))
+			break
+		}
+		var cmd Command
+		if cmd, err = n.cmd(ctx, State(in.(map[string]any))); err == nil {
+			if cmd.Resume != nil || cmd.ResumeMap != nil {
+				err = fmt.Errorf("%w: node %q returned a Command with a resume value", ErrInvalidUpdate, n.name)
+			}
+			upd, gotos = cmd.Update, cmd.Goto
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return l.g.nodeWrites(ctx, n, l.chans, upd)
+	return l.g.nodeWrites(ctx, n, l.chans, upd, gotos...)
 }
 
 // nodeWrites turns a node's update into channel writes in LangGraph's
-// order: state keys (sorted), static edges, join barriers, then the writes
-// of conditional edges evaluated on the state with the node's own writes
-// applied.
-func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channel, upd Update) ([]spec.Write, error) {
+// order: state keys (sorted), the gotos of a returned Command, static
+// edges, join barriers, then the writes of conditional edges evaluated on
+// the state with the node's own writes applied.
+func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channel, upd Update, gotos ...string) ([]spec.Write, error) {
 	var writes []spec.Write
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		if !g.isKey(k) {
@@ -101,6 +113,15 @@ func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channe
 			return nil, fmt.Errorf("update of key %q: %w", k, err)
 		}
 		writes = append(writes, spec.Write{Channel: k, Value: v})
+	}
+	for _, target := range gotos {
+		if target == End {
+			continue
+		}
+		if tn := g.byName[target]; tn == nil || tn.start {
+			return nil, fmt.Errorf("%w: goto from %q to unknown node %q", ErrInvalidGraph, n.name, target)
+		}
+		writes = append(writes, spec.Write{Channel: branchPrefix + target})
 	}
 	for _, e := range n.edges {
 		writes = append(writes, spec.Write{Channel: branchPrefix + e})

@@ -25,7 +25,8 @@ var lgjsScenarios = []string{"linear", "linear_async", "interrupt_resume", "inte
 	"new_input_discards", "command_goto", "update_fork", "sibling_forks", "replay_history",
 	"send_map_reduce", "stateful_subgraph",
 	"conditional", "fanout_fanin", "exit_linear", "state_history", "failure_retry",
-	"failure_siblings", "subgraph_node", "update_copy"}
+	"failure_siblings", "subgraph_node", "update_copy",
+	"command_node"}
 
 // Not compared yet: parallel_interrupts (bridge/js/scenarios has it) runs
 // two Send tasks whose subgraphs interleave their saver calls in

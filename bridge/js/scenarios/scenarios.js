@@ -2,6 +2,7 @@
 // takes the (recording) checkpointer and drives the same graph with the
 // same thread ID, inputs and calls as the Go scenario of the same name.
 import { Annotation, Command, END, START, Send, StateGraph, interrupt } from "@langchain/langgraph";
+import { featureScenarios } from "./features.js";
 
 const append = (a, b) => a.concat(b);
 
@@ -315,4 +316,5 @@ export const scenarios = {
     await g.invoke({ x: 1 }, cfg);
     await g.invoke(null, cfg);
   },
+  ...featureScenarios,
 };
