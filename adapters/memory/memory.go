@@ -85,6 +85,8 @@ type storedWrite struct {
 	channel  string
 	value    []byte
 	taskPath string
+	// plain is the decoded value when it is immutable; see decodedOnce.
+	plain plainValue
 }
 
 type valueKey struct {
@@ -97,6 +99,43 @@ type valueKey struct {
 type storedValue struct {
 	data    []byte
 	present bool
+	// plain is the decoded value when it is immutable; see decodedOnce.
+	plain plainValue
+}
+
+// plainValue is a decoded value that readers may share: a string, number,
+// boolean or nil, which no reader can modify. Mutable values (maps, slices,
+// byte strings) are decoded afresh for every reader instead.
+type plainValue struct {
+	v  any
+	ok bool
+}
+
+// decodedOnce returns the value data decodes to, for reads to return
+// without decoding, when the saver's serde is the default one and the value
+// is immutable. Any other serde is called on every read, as it may give
+// mutable or fresh values.
+func (m *Saver) decodedOnce(data []byte) plainValue {
+	if _, ok := m.serde.(spec.MsgpackSerde); !ok {
+		return plainValue{}
+	}
+	v, err := m.serde.Decode(data)
+	if err != nil {
+		return plainValue{}
+	}
+	switch v.(type) {
+	case nil, string, bool, int64, float64:
+		return plainValue{v: v, ok: true}
+	}
+	return plainValue{}
+}
+
+// decode returns the value of data: plain's when set, else data decoded.
+func (m *Saver) decode(data []byte, plain plainValue) (any, error) {
+	if plain.ok {
+		return plain.v, nil
+	}
+	return m.serde.Decode(data)
 }
 
 func newNamespace() *namespace {
@@ -152,7 +191,7 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 		if err != nil {
 			return spec.Config{}, fmt.Errorf("memory: put thread %q: channel %q: %w", cfg.ThreadID, ch, err)
 		}
-		values[valueKey{ch, ver}] = storedValue{data: data, present: true}
+		values[valueKey{ch, ver}] = storedValue{data: data, present: true, plain: m.decodedOnce(data)}
 	}
 	stored := &storedCheckpoint{parent: cfg.CheckpointID, cp: copyCheckpointMeta(cp), md: nmd}
 
@@ -195,7 +234,7 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 		}
 		enc[i] = encoded{
 			key: writeKey{taskID: taskID, idx: spec.WriteIndex(w.Channel, i)},
-			w:   storedWrite{channel: w.Channel, value: data, taskPath: taskPath},
+			w:   storedWrite{channel: w.Channel, value: data, taskPath: taskPath, plain: m.decodedOnce(data)},
 		}
 	}
 	if len(enc) == 0 {
@@ -265,34 +304,35 @@ func (m *Saver) tuple(threadID, nsName string, n *namespace, id string) (*spec.T
 		if !ok || !sv.present {
 			continue
 		}
-		v, err := m.serde.Decode(sv.data)
+		v, err := m.decode(sv.data, sv.plain)
 		if err != nil {
 			return nil, fmt.Errorf("memory: decode thread %q channel %q: %w", threadID, ch, err)
 		}
 		cp.ChannelValues[ch] = v
 	}
-	md, err := spec.NormalizeMetadata(sc.md) // a deep copy
+	md, err := copyMetadata(sc.md)
 	if err != nil {
 		return nil, err
 	}
+	set := n.writes[id]
 	t := &spec.Tuple{
 		Config:        spec.Config{ThreadID: threadID, Namespace: nsName, CheckpointID: id},
 		Checkpoint:    cp,
 		Metadata:      md,
-		PendingWrites: []spec.PendingWrite{},
+		PendingWrites: make([]spec.PendingWrite, 0, len(set)),
 	}
 	if sc.parent != "" {
 		t.Parent = &spec.Config{ThreadID: threadID, Namespace: nsName, CheckpointID: sc.parent}
 	}
-	set := n.writes[id]
-	keys := make([]writeKey, 0, len(set))
+	var buf [16]writeKey // most tasks write a few channels: no allocation
+	keys := buf[:0]
 	for k := range set {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareWriteKeys)
 	for _, k := range keys {
 		w := set[k]
-		v, err := m.serde.Decode(w.value)
+		v, err := m.decode(w.value, w.plain)
 		if err != nil {
 			return nil, fmt.Errorf("memory: decode thread %q write %q: %w", threadID, w.channel, err)
 		}
@@ -328,6 +368,22 @@ func copyCheckpointMeta(cp spec.Checkpoint) spec.Checkpoint {
 		out.UpdatedChannels = slices.Clone(cp.UpdatedChannels)
 	}
 	return out
+}
+
+// copyMetadata returns a copy of normalised metadata that shares nothing
+// mutable with md: scalar values are copied as they are, nested maps and
+// lists through spec.NormalizeMetadata, which copies deeply.
+func copyMetadata(md spec.Metadata) (spec.Metadata, error) {
+	out := make(spec.Metadata, len(md))
+	for k, v := range md {
+		switch v.(type) {
+		case nil, string, bool, int64, float64:
+			out[k] = v
+		default:
+			return spec.NormalizeMetadata(md)
+		}
+	}
+	return out, nil
 }
 
 func copyVersions(vs spec.Versions) spec.Versions {
