@@ -41,10 +41,12 @@
 //     saver, with "parents" metadata; its interrupts bubble up and resume.
 //     A subgraph compiled with CompileOptions.Stateful runs in the recast
 //     namespace (spec.RecastNamespace) and keeps its state across runs.
-//   - [Graph.GetState], [Graph.History] and [Graph.UpdateState] read and
-//     rewrite history, of the root or (with RunConfig.Namespace) of a
-//     subgraph; Invoke with RunConfig.CheckpointID replays from an older
-//     checkpoint through a "fork" checkpoint.
+//   - [Graph.GetState], [Graph.History], [Graph.UpdateState] and
+//     [Graph.BulkUpdateState] read and rewrite history, of the root or
+//     (with RunConfig.Namespace) of a subgraph; a copy superstep followed
+//     by update supersteps forks a checkpoint and updates the fork
+//     (LangGraph's copy-and-update). Invoke with RunConfig.CheckpointID
+//     replays from an older checkpoint through a "fork" checkpoint.
 //   - Durability: [DurabilitySync], [DurabilityAsync] (background saver
 //     calls: chained Puts, concurrent PutWrites) and [DurabilityExit] (one
 //     Put at the end of each invocation).
@@ -115,7 +117,10 @@
 //     reads only the one addressed (§6.2 item 1, §6.3 item 1).
 //   - UpdateState as a node: Python puts the update's writes against the
 //     updated checkpoint, as that node's task writes, before the update
-//     checkpoint (§6.2 item 3); LangGraph.js puts only the checkpoint.
+//     checkpoint (§6.2 item 3); LangGraph.js puts only the checkpoint when
+//     the updated checkpoint is not the thread's latest, and otherwise
+//     gives the writes the task path "~__interrupt__, <index>" where
+//     Python gives none.
 //   - A Command without resume (goto, update) on a thread: Python treats
 //     any Command as resuming, so its writes go under the null task ID and
 //     no input checkpoint is put (§2.3 items 2 and 4); LangGraph.js puts

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -231,116 +230,6 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 			return nil, err
 		}
 		out = append(out, snap)
-	}
-	return out, nil
-}
-
-// UpdateState writes values as if node asNode had produced them, on top of
-// the checkpoint cfg names (the latest when cfg.CheckpointID is empty), and
-// stores the result as a new checkpoint with source "update" whose parent is
-// that checkpoint; updating an older checkpoint therefore starts a branch.
-// The writes are also saved as pending writes of the updated checkpoint
-// under the ID of the task asNode would have run as. An empty asNode means
-// the node that ran last; [CopyNode] forks the checkpoint unchanged (source
-// "fork", values must be nil); [InputTask] applies values as new graph input
-// (source "input"); [End] (values nil) finishes the pending tasks without
-// running them, so nothing is left to run. It returns the new checkpoint's
-// config.
-func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, asNode string) (spec.Config, error) {
-	opts, err := g.runOptions(cfg)
-	if err != nil {
-		return spec.Config{}, err
-	}
-	sub, err := g.graphAt(cfg.Namespace)
-	if err != nil {
-		return spec.Config{}, err
-	}
-	saver := g.saver
-	loc := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}
-	saved, err := saver.GetTuple(ctx, loc)
-	switch {
-	case errors.Is(err, spec.ErrNotFound) && cfg.CheckpointID == "":
-		saved = nil
-	case err != nil:
-		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
-	}
-	l := newLoop(sub, saver, cfg.Namespace, opts)
-	if asNode == CopyNode {
-		return l.copyFork(ctx, saved, values)
-	}
-	step := -1
-	cp := spec.Checkpoint{V: 4, ID: opts.newID(-2), ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}, ChannelValues: map[string]any{}}
-	parents := map[string]any{}
-	if saved != nil {
-		cp = copyCheckpoint(saved.Checkpoint)
-		step, _ = metadataStep(saved.Metadata)
-		if p, ok := saved.Metadata["parents"].(map[string]any); ok {
-			parents = p
-		}
-	}
-	chans := sub.loadChannels(&cp)
-	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
-	var tasks []*task
-	if saved != nil {
-		if tasks, err = sub.prepareTasks(&cp, chans, cfg.Namespace, step+1); err != nil {
-			return spec.Config{}, err
-		}
-		if cfg.CheckpointID == "" {
-			if err := sub.applySaved(&cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
-				return spec.Config{}, err
-			}
-		}
-	}
-	if asNode == InputTask {
-		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values)
-	}
-	if asNode == End {
-		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, cfg.CheckpointID != "", values)
-	}
-	if asNode == "" {
-		if asNode, err = sub.lastNode(&cp); err != nil {
-			return spec.Config{}, err
-		}
-	}
-	n := sub.byName[asNode]
-	if n == nil {
-		return spec.Config{}, fmt.Errorf("refengine: %w: update as unknown node %q", spec.ErrInvalidArgument, asNode)
-	}
-	writes, err := sub.nodeWrites(ctx, n, chans, values)
-	if err != nil {
-		return spec.Config{}, err
-	}
-	parentCfg := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace}
-	if saved != nil {
-		parentCfg = saved.Config
-		taskID := ""
-		for _, t := range tasks {
-			if t.node == n {
-				taskID = t.id
-				break
-			}
-		}
-		if taskID == "" {
-			if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
-				return spec.Config{}, err
-			}
-		}
-		if err := saver.PutWrites(ctx, saved.Config, writes, taskID, ""); err != nil {
-			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
-		}
-	}
-	aw := []appliedWrites{{name: asNode, triggers: []string{spec.InterruptChannel}, writes: writes}}
-	if _, err := sub.applyWrites(&cp, chans, aw, l.nextVersion); err != nil {
-		return spec.Config{}, err
-	}
-	next, err := newCheckpoint(&cp, chans, opts.newID(step+1), nil)
-	if err != nil {
-		return spec.Config{}, err
-	}
-	md := opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
-	out, err := saver.Put(ctx, parentCfg, next, md, newVersions(prev, next.ChannelVersions))
-	if err != nil {
-		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
 	return out, nil
 }

@@ -2,11 +2,180 @@ package refengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/checkpointkit/checkpointkit/refengine/internal/ids"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
+
+// UpdateState writes values as if node asNode had produced them, on top of
+// the checkpoint cfg names (the latest when cfg.CheckpointID is empty), and
+// stores the result as a new checkpoint with source "update" whose parent is
+// that checkpoint; updating an older checkpoint therefore starts a branch.
+// The writes are also saved as pending writes of the updated checkpoint
+// under the ID of the task asNode would have run as. An empty asNode means
+// the node that ran last; [CopyNode] forks the checkpoint unchanged (source
+// "fork", values must be nil; see BulkUpdateState to update the copy);
+// [InputTask] applies values as new graph input (source "input"); [End]
+// (values nil) finishes the pending tasks without running them, so nothing
+// is left to run. It returns the new checkpoint's config.
+func (g *Graph) UpdateState(ctx context.Context, cfg RunConfig, values Update, asNode string) (spec.Config, error) {
+	return g.BulkUpdateState(ctx, cfg, []StateUpdate{{Values: values, AsNode: asNode}})
+}
+
+// StateUpdate is one update of a [Graph.BulkUpdateState] superstep: Values
+// written as if node AsNode had produced them, AsNode as in UpdateState.
+type StateUpdate struct {
+	Values Update
+	AsNode string
+}
+
+// BulkUpdateState applies supersteps of updates, as LangGraph's
+// bulk_update_state (pregel-semantics §6.2): the first superstep updates
+// the checkpoint cfg names, each later one the checkpoint the previous one
+// stored (read back by ID). A superstep stores one checkpoint: its updates
+// are applied together, each saving its writes under the ID of a task of
+// its node (several updates need every AsNode); [CopyNode], [InputTask] and
+// [End] must be alone in their superstep. A copy followed by update
+// supersteps is LangGraph's copy-and-update: a "fork" sibling of the
+// checkpoint, then "update" checkpoints on top of the fork (§6.2 item 5).
+// It returns the last checkpoint's config.
+func (g *Graph) BulkUpdateState(ctx context.Context, cfg RunConfig, supersteps ...[]StateUpdate) (spec.Config, error) {
+	opts, err := g.runOptions(cfg)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	sub, err := g.graphAt(cfg.Namespace)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	if len(supersteps) == 0 {
+		return spec.Config{}, fmt.Errorf("refengine: %w: no supersteps to apply", spec.ErrInvalidArgument)
+	}
+	var out spec.Config
+	for _, ups := range supersteps {
+		if out, err = sub.updateSuperstep(ctx, g.saver, opts, cfg, ups); err != nil {
+			return spec.Config{}, err
+		}
+		cfg.CheckpointID = out.CheckpointID
+	}
+	return out, nil
+}
+
+// updateSuperstep applies one superstep of updates to the checkpoint cfg
+// names (LangGraph's perform_superstep); g is the graph of cfg.Namespace.
+func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runOpts, cfg RunConfig, ups []StateUpdate) (spec.Config, error) {
+	if len(ups) == 0 {
+		return spec.Config{}, fmt.Errorf("refengine: %w: a superstep without updates", spec.ErrInvalidArgument)
+	}
+	if len(ups) > 1 {
+		for _, u := range ups {
+			switch u.AsNode {
+			case "":
+				return spec.Config{}, fmt.Errorf("refengine: %w: each of several updates needs its node", spec.ErrInvalidArgument)
+			case CopyNode, InputTask, End:
+				return spec.Config{}, fmt.Errorf("refengine: %w: update as %q must be alone in its superstep", spec.ErrInvalidArgument, u.AsNode)
+			}
+		}
+	}
+	loc := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}
+	saved, err := saver.GetTuple(ctx, loc)
+	switch {
+	case errors.Is(err, spec.ErrNotFound) && cfg.CheckpointID == "":
+		saved = nil
+	case err != nil:
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	ups = slices.Clone(ups)
+	l := newLoop(g, saver, cfg.Namespace, opts)
+	values, asNode := ups[0].Values, ups[0].AsNode
+	if asNode == CopyNode {
+		return l.copyFork(ctx, saved, values)
+	}
+	step := -1
+	cp := spec.Checkpoint{V: 4, ID: opts.newID(-2), ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}, ChannelValues: map[string]any{}}
+	parents := map[string]any{}
+	if saved != nil {
+		cp = copyCheckpoint(saved.Checkpoint)
+		step, _ = metadataStep(saved.Metadata)
+		if p, ok := saved.Metadata["parents"].(map[string]any); ok {
+			parents = p
+		}
+	}
+	chans := g.loadChannels(&cp)
+	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
+	var tasks []*task
+	if saved != nil {
+		if tasks, err = g.prepareTasks(&cp, chans, cfg.Namespace, step+1); err != nil {
+			return spec.Config{}, err
+		}
+		if cfg.CheckpointID == "" {
+			if err := g.applySaved(&cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
+				return spec.Config{}, err
+			}
+		}
+	}
+	switch asNode {
+	case InputTask:
+		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values)
+	case End:
+		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, cfg.CheckpointID != "", values)
+	case "":
+		if ups[0].AsNode, err = g.lastNode(&cp); err != nil {
+			return spec.Config{}, err
+		}
+	}
+	used := map[*task]bool{}
+	aw := make([]appliedWrites, 0, len(ups))
+	for _, u := range ups {
+		n := g.byName[u.AsNode]
+		if n == nil {
+			return spec.Config{}, fmt.Errorf("refengine: %w: update as unknown node %q", spec.ErrInvalidArgument, u.AsNode)
+		}
+		writes, err := g.nodeWrites(ctx, n, chans, u.Values)
+		if err != nil {
+			return spec.Config{}, err
+		}
+		if saved != nil && len(writes) > 0 {
+			taskID := ""
+			for _, t := range tasks { // the node's tasks, consumed in order
+				if t.node == n && !used[t] {
+					used[t], taskID = true, t.id
+					break
+				}
+			}
+			if taskID == "" {
+				if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
+					return spec.Config{}, err
+				}
+			}
+			if err := saver.PutWrites(ctx, saved.Config, writes, taskID, ""); err != nil {
+				return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+			}
+		}
+		aw = append(aw, appliedWrites{name: u.AsNode, triggers: []string{spec.InterruptChannel}, writes: writes})
+	}
+	if _, err := g.applyWrites(&cp, chans, aw, l.nextVersion); err != nil {
+		return spec.Config{}, err
+	}
+	next, err := newCheckpoint(&cp, chans, opts.newID(step+1), nil)
+	if err != nil {
+		return spec.Config{}, err
+	}
+	parentCfg := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace}
+	if saved != nil {
+		parentCfg = saved.Config
+	}
+	md := opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
+	out, err := saver.Put(ctx, parentCfg, next, md, newVersions(prev, next.ChannelVersions))
+	if err != nil {
+		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+	}
+	return out, nil
+}
 
 // updateAsEnd finishes the pending tasks of saved without running them
 // (UpdateState with End, pregel-semantics §6.2 item 6): the null writes and

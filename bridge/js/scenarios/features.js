@@ -32,4 +32,24 @@ export const featureScenarios = {
       .compile({ checkpointer: saver });
     for (const q of ["L", "R"]) await g.invoke({ log: [], q }, thread("engine-command-node"));
   },
+  // The linear graph, then a bulk update of its step-0 checkpoint (next:
+  // a): a __copy__ superstep, then a superstep updating the copy as a; the
+  // run continues from the update.
+  async update_copy_bulk(saver) {
+    const g = new StateGraph(LogState)
+      .addNode("a", logNode("a"))
+      .addNode("b", logNode("b"))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-copy-bulk");
+    await g.invoke({ log: [], q: "hi" }, cfg);
+    const hist = [];
+    for await (const s of g.getStateHistory(cfg)) hist.push(s);
+    const out = await g.bulkUpdateState(hist[hist.length - 2].config, [
+      { updates: [{ values: null, asNode: "__copy__" }] },
+      { updates: [{ values: { log: ["a*"] }, asNode: "a" }] },
+    ]);
+    await g.invoke(null, { ...cfg, configurable: { ...cfg.configurable, checkpoint_id: out.configurable.checkpoint_id } });
+  },
 };
