@@ -155,6 +155,18 @@ var interruptTwice = Scenario{
 		c.truef(!res.Interrupted, "run 3 interrupted")
 		c.equal("answer", res.Values["answer"], "x+y")
 		c.equal("executions", cnt.get("ask"), int64(3))
+		// Run 3 re-saved ask's __resume__ row with both answers: the row
+		// is overwritten as the list grows.
+		hs, err = history(ctx, env.Saver, cfg.ThreadID, "")
+		if c.noErr("list", err) && c.equal("checkpoints after run 3", len(hs), 3) {
+			var resume []any
+			for _, w := range hs[1].PendingWrites {
+				if w.TaskID == tAsk && w.Channel == spec.ResumeChannel {
+					resume = append(resume, w.Value)
+				}
+			}
+			c.equal("saved resume list after run 3", resume, []any{[]any{"x", "y"}})
+		}
 		return c.err
 	},
 }
@@ -254,6 +266,14 @@ var interruptBefore = Scenario{
 			c.parentChain("root", hs)
 			_, ok := hs[3].Checkpoint.VersionsSeen[spec.InterruptChannel]
 			c.truef(ok, "checkpoint after resume lacks versions_seen[__interrupt__]")
+			// The interrupted checkpoint holds exactly what the resumed s2
+			// wrote, and s3's marker (which, with async durability, reached
+			// the saver before its checkpoint) stays with s3's checkpoint.
+			tS2 := pullID(hs[2].Config.CheckpointID, "", 2, "s2", "branch:to:s2")
+			tS3 := pullID(hs[3].Config.CheckpointID, "", 3, "s3", "branch:to:s3")
+			labels := map[string]string{tS2: "s2", tS3: "s3"}
+			c.equal("writes of the interrupted checkpoint after the resume", writesOf(hs[2].PendingWrites, labels), []string{"s2 branch:to:s3"})
+			c.equal("writes of the checkpoint after it", writesOf(hs[3].PendingWrites, labels), []string{"s3 __no_writes__"})
 		}
 		return c.err
 	},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -169,15 +170,17 @@ var linearConcurrent = Scenario{
 	Run: func(ctx context.Context, env *Env) error {
 		c := &checker{name: "linear_concurrent"}
 		cnt := newCounter()
-		g := linearGraph(c, cnt, env.recorder())
+		const n = 4
+		gate := newOverlapGate(env.recorder(), n)
+		g := linearGraph(c, cnt, gate)
 		if !c.ok() {
 			return c.err
 		}
-		const n = 4
 		errs := make(chan error, n)
 		for i := range n {
 			go func() {
 				_, err := g.Invoke(ctx, linearInput, env.run("engine-conc-"+string(rune('a'+i)), refengine.DurabilityAsync, false))
+				gate.release() // a run that ended early must not hold the others
 				errs <- err
 			}()
 		}
@@ -191,4 +194,67 @@ var linearConcurrent = Scenario{
 		}
 		return c.err
 	},
+}
+
+// overlapGate makes the threads of linear_concurrent overlap in the saver
+// for certain: it holds back each thread's input checkpoint until every
+// thread has stored its first writes (with async durability they do not
+// wait for that Put), so every thread has writes waiting for a checkpoint
+// at the same time. It only delays calls, which async durability allows;
+// release lets everything through, so a run that fails early cannot block
+// the others.
+type overlapGate struct {
+	spec.Saver
+	n int
+
+	mu      sync.Mutex
+	writers map[string]bool
+	open    chan struct{}
+}
+
+func newOverlapGate(s spec.Saver, n int) *overlapGate {
+	return &overlapGate{Saver: s, n: n, writers: map[string]bool{}, open: make(chan struct{})}
+}
+
+func (g *overlapGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+}
+
+// Put waits, for an input checkpoint, until the gate opens.
+func (g *overlapGate) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+	if md["source"] == "input" {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return spec.Config{}, ctx.Err()
+		}
+	}
+	return g.Saver.Put(ctx, cfg, cp, md, nv)
+}
+
+// PutWrites opens the gate once every thread has stored writes.
+func (g *overlapGate) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
+	err := g.Saver.PutWrites(ctx, cfg, writes, taskID, taskPath)
+	g.mu.Lock()
+	g.writers[cfg.ThreadID] = true
+	full := len(g.writers) == g.n
+	g.mu.Unlock()
+	if full {
+		g.release()
+	}
+	return err
+}
+
+// NextVersion delegates to the wrapped saver's generator.
+func (g *overlapGate) NextVersion(cur spec.Version) spec.Version {
+	if vg, ok := g.Saver.(spec.VersionGenerator); ok {
+		return vg.NextVersion(cur)
+	}
+	return spec.NextVersion(cur)
 }
