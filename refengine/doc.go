@@ -36,11 +36,18 @@
 //     interrupt ID). A node that drops the error of Interrupt fails with
 //     [ErrInterruptSwallowed]. CompileOptions.InterruptBefore and
 //     InterruptAfter stop around named nodes.
-//   - A compiled graph added with [StateGraph.AddSubgraph] runs in the
-//     namespace spec.ChildNamespace(parent, node, taskID) on the parent's
-//     saver, with "parents" metadata; its interrupts bubble up and resume.
-//     A subgraph compiled with CompileOptions.Stateful runs in the recast
-//     namespace (spec.RecastNamespace) and keeps its state across runs.
+//   - A node added with [StateGraph.AddCommandNode] returns a [Command]:
+//     its update, then its gotos (written as a conditional edge's routes).
+//   - A compiled graph added with [StateGraph.AddSubgraph], or invoked by
+//     a node function with [Graph.InvokeFromNode], runs in the namespace
+//     spec.ChildNamespace(parent, node, taskID) on the parent's saver, with
+//     "parents" metadata; a second or third call in one task runs in
+//     "…|1", "…|2", each a lineage of its own. Its interrupts bubble up and
+//     resume. A subgraph compiled with CompileOptions.Stateful runs in the
+//     recast namespace (spec.RecastNamespace) and keeps its state across
+//     runs. GetState, History and UpdateState reach the subgraphs added
+//     with AddSubgraph (LangGraph finds those a node function calls by
+//     inspecting it).
 //   - [Graph.GetState], [Graph.History], [Graph.UpdateState] and
 //     [Graph.BulkUpdateState] read and rewrite history, of the root or
 //     (with RunConfig.Namespace) of a subgraph; a copy superstep followed
@@ -78,10 +85,10 @@
 // {"node", "arg"} maps, interrupts as lists of {"value", "id"} maps and
 // errors as their message. What refengine leaves out, because savers see
 // nothing new in it: the functional API, node caches and retry policies,
-// delta channels, deferred nodes, stream modes, subgraphs invoked from
-// inside a node function (and their "|1" namespace counter), and time travel
-// addressed through a subgraph snapshot's checkpoint map. Stateful
-// subgraphs and the parent-replay lookup are included.
+// delta channels, deferred nodes, stream modes, Command(graph=PARENT) and
+// Sends in a Command's goto, and time travel addressed through a subgraph
+// snapshot's checkpoint map. Stateful subgraphs and the parent-replay
+// lookup are included.
 //
 // # Differences from LangGraph.js
 //
@@ -129,6 +136,11 @@
 //     latest: LangGraph.js puts a fork checkpoint first; Python never forks
 //     from an update or fork checkpoint (§2.3 item 4, §6.2, "Continuing
 //     after an update").
+//   - Resuming a subgraph: LangGraph.js copies the parent task's resume
+//     value into every subgraph the task runs, as a null-task __resume__
+//     write in the subgraph's namespace; Python writes nothing there, the
+//     subgraph's interrupt takes the value from the parent task's
+//     scratchpad (§2.9 item 3, §5.4).
 //   - A plain Command(resume) while two interrupts are pending: Python
 //     refuses it before any write (§2.3 item 2), and so does refengine
 //     (ErrMultipleInterrupts); LangGraph.js accepts it.

@@ -77,6 +77,9 @@ type scratchpad struct {
 	resume  []any
 	emitted []spec.Write // __resume__ writes, in order
 	raised  bool         // Interrupt returned an interrupt error
+	// subgraphs counts the subgraphs this attempt started (the namespace
+	// level of the next one, LangGraph's subgraph_counter).
+	subgraphs int
 }
 
 type scratchKey struct{}

@@ -186,29 +186,3 @@ func (g *Graph) freshState(chans map[string]channel, writes []spec.Write) (State
 	}
 	return st, nil
 }
-
-// runSubgraph runs a compiled subgraph as task t, in namespace t.ns with the
-// parent's saver, and maps its final state onto the parent's keys.
-func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update, error) {
-	ns := t.ns
-	if t.node.sub.stateful {
-		ns = spec.RecastNamespace(ns)
-	}
-	child := newLoop(t.node.sub, l.saver, ns, l.opts)
-	child.nested = true
-	child.sctx = l.sctx
-	child.parentSP = sp
-	child.parents = maps.Clone(l.parents)
-	child.parents[l.ns] = l.checkpointID
-	out, err := child.run(ctx, map[string]any(t.input))
-	if err != nil {
-		return nil, err
-	}
-	upd := Update{}
-	for k, v := range out {
-		if l.g.isKey(k) {
-			upd[k] = v
-		}
-	}
-	return upd, nil
-}

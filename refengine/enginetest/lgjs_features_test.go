@@ -2,6 +2,7 @@ package enginetest_test
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -11,8 +12,10 @@ import (
 // features (their JS sides are in bridge/js/scenarios/features.js).
 func init() {
 	for name, run := range map[string]func(context.Context, spec.Saver) error{
-		"command_node":     commandNodeRun,
-		"update_copy_bulk": updateCopyBulkRun,
+		"command_node":            commandNodeRun,
+		"update_copy_bulk":        updateCopyBulkRun,
+		"subgraph_in_node":        subgraphInNodeRun,
+		"subgraph_in_node_resume": subgraphInNodeResumeRun,
 	} {
 		lgjsOnly[name] = run
 	}
@@ -73,5 +76,110 @@ func updateCopyBulkRun(ctx context.Context, rec spec.Saver) error {
 	}
 	at.CheckpointID = out.CheckpointID
 	_, err = g.Invoke(ctx, nil, at)
+	return err
+}
+
+// callerGraph is START -> caller -> after, where caller invokes first and
+// then second from its node function and logs what they logged.
+func callerGraph(rec spec.Saver, first, second *refengine.Graph) (*refengine.Graph, error) {
+	return logGraph().
+		AddNode("caller", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+			a, err := first.InvokeFromNode(ctx, refengine.State{"log": []any{}, "q": "first"})
+			if err != nil {
+				return nil, err
+			}
+			b, err := second.InvokeFromNode(ctx, refengine.State{"log": []any{}, "q": "second"})
+			if err != nil {
+				return nil, err
+			}
+			return refengine.Update{"log": append(a["log"].([]any), b["log"].([]any)...)}, nil
+		}).
+		AddNode("after", logNode("after")).
+		AddEdge(refengine.Start, "caller").AddEdge("caller", "after").
+		Compile(refengine.CompileOptions{Saver: rec})
+}
+
+// innerGraph is START -> inner, logging "inner:<q>".
+func innerGraph() (*refengine.Graph, error) {
+	return logGraph().
+		AddNode("inner", func(_ context.Context, st refengine.State) (refengine.Update, error) {
+			return refengine.Update{"log": []any{fmt.Sprint("inner:", st["q"])}}, nil
+		}).
+		AddEdge(refengine.Start, "inner").
+		Compile(refengine.CompileOptions{})
+}
+
+// askGraph is START -> ask, logging "ask:<q>:<answer>" after
+// Interrupt("?").
+func askGraph() (*refengine.Graph, error) {
+	return logGraph().
+		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
+			answer, err := refengine.Interrupt(ctx, "?")
+			if err != nil {
+				return nil, err
+			}
+			return refengine.Update{"log": []any{fmt.Sprint("ask:", st["q"], ":", answer)}}, nil
+		}).
+		AddEdge(refengine.Start, "ask").
+		Compile(refengine.CompileOptions{})
+}
+
+// subgraphInNodeRun: a node invoking a subgraph twice (namespaces
+// caller:<task> and caller:<task>|1), run twice on one thread.
+func subgraphInNodeRun(ctx context.Context, rec spec.Saver) error {
+	inner, err := innerGraph()
+	if err != nil {
+		return err
+	}
+	g, err := callerGraph(rec, inner, inner)
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-subgraph-in-node", refengine.DurabilitySync)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subgraphInNodeResumeRun: the second subgraph call interrupts; the resume
+// re-runs the node: the first call finds its finished lineage, the second
+// resumes in its own. Then a replay from the checkpoint before caller:
+// both calls start over (the first through the replay lookup), the second
+// interrupts again and is resumed.
+func subgraphInNodeResumeRun(ctx context.Context, rec spec.Saver) error {
+	inner, err := innerGraph()
+	if err != nil {
+		return err
+	}
+	ask, err := askGraph()
+	if err != nil {
+		return err
+	}
+	g, err := callerGraph(rec, inner, ask)
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-subgraph-in-node-resume", refengine.DurabilitySync)
+	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
+		return err
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{Resume: "ok"}, cfg); err != nil {
+		return err
+	}
+	var ids []string
+	for tup, err := range rec.(interface{ Unwrap() spec.Saver }).Unwrap().List(ctx, spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: ""}) {
+		if err != nil {
+			return err
+		}
+		ids = append(ids, tup.Config.CheckpointID)
+	}
+	at := cfg
+	at.CheckpointID = ids[len(ids)-2] // step 0: next caller
+	if _, err := g.Invoke(ctx, nil, at); err != nil {
+		return err
+	}
+	_, err = g.Invoke(ctx, refengine.Command{Resume: "again"}, cfg)
 	return err
 }

@@ -26,7 +26,7 @@ var lgjsScenarios = []string{"linear", "linear_async", "interrupt_resume", "inte
 	"send_map_reduce", "stateful_subgraph",
 	"conditional", "fanout_fanin", "exit_linear", "state_history", "failure_retry",
 	"failure_siblings", "subgraph_node", "update_copy",
-	"command_node", "update_copy_bulk"}
+	"command_node", "update_copy_bulk", "subgraph_in_node", "subgraph_in_node_resume"}
 
 // Not compared yet: parallel_interrupts (bridge/js/scenarios has it) runs
 // two Send tasks whose subgraphs interleave their saver calls in
@@ -193,6 +193,13 @@ func TestAgainstLangGraphJS(t *testing.T) {
 //     right before a Put of source "update" with the same parent is
 //     dropped unless that parent is the thread's latest checkpoint;
 //
+//   - a resumed subgraph: LangGraph.js copies the parent task's null
+//     resume value into every nested loop of the task as a null-task
+//     __resume__ write in the child's namespace; Python writes nothing
+//     there, the child's interrupt takes the value from the parent's
+//     scratchpad (§2.9 item 3, §5.4): in js, null-task __resume__ writes
+//     in a subgraph namespace are dropped;
+//
 //   - a conditional edge's branch:to:X write: LangGraph.js writes the
 //     source node's name, Python None (§4.8): in js, branch:to:X values
 //     other than "__start__" (a Command's goto) become nil;
@@ -270,6 +277,7 @@ func lgjsDifferences(js, ref []trace.Call) ([]trace.Call, []trace.Call) {
 	eachCheckpoint(ref, func(cp *spec.Checkpoint) { cp.UpdatedChannels = nil })
 	jsWrites(js)
 	dropAbortErrors(js)
+	js = dropNestedNullResumes(js)
 	sortWrites(js)
 	sortWrites(ref)
 	return js, ref
@@ -487,4 +495,35 @@ func jsUpdatePaths(calls []trace.Call) {
 			c.TaskPath = ""
 		}
 	}
+}
+
+// dropNestedNullResumes removes LangGraph.js's null-task __resume__ writes
+// in subgraph namespaces, from PutWrites calls and from pending writes read
+// back (see lgjsDifferences), and returns the calls kept.
+func dropNestedNullResumes(calls []trace.Call) []trace.Call {
+	var keep []trace.Call
+	nested := func(cfg spec.Config) bool { return cfg.Namespace != "" }
+	for _, c := range calls {
+		if c.Method == trace.MethodPutWrites && c.TaskID == spec.NullTaskID && nested(c.Config) {
+			c.Writes = slices.DeleteFunc(c.Writes, func(w spec.Write) bool { return w.Channel == spec.ResumeChannel })
+			if len(c.Writes) == 0 {
+				continue
+			}
+		}
+		tuple := func(t *spec.Tuple) {
+			if nested(t.Config) {
+				t.PendingWrites = slices.DeleteFunc(t.PendingWrites, func(w spec.PendingWrite) bool {
+					return w.TaskID == spec.NullTaskID && w.Channel == spec.ResumeChannel
+				})
+			}
+		}
+		if c.Tuple != nil {
+			tuple(c.Tuple)
+		}
+		for _, t := range c.Tuples {
+			tuple(t)
+		}
+		keep = append(keep, c)
+	}
+	return keep
 }

@@ -16,6 +16,36 @@ const logNode = (name) => () => ({ log: [name] });
 
 const thread = (id, durability = "sync") => ({ configurable: { thread_id: id }, durability });
 
+// callerGraph is START -> caller -> after, where caller invokes first and
+// then second (compiled subgraphs) from its node function, each with the
+// node's config, and logs what they logged.
+function callerGraph(checkpointer, first, second) {
+  return new StateGraph(LogState)
+    .addNode("caller", async (_st, config) => {
+      const a = await first.invoke({ log: [], q: "first" }, config);
+      const b = await second.invoke({ log: [], q: "second" }, config);
+      return { log: [...a.log, ...b.log] };
+    })
+    .addNode("after", logNode("after"))
+    .addEdge(START, "caller")
+    .addEdge("caller", "after")
+    .compile({ checkpointer });
+}
+
+// innerGraph is START -> inner, logging "inner:<q>".
+const innerGraph = () =>
+  new StateGraph(LogState)
+    .addNode("inner", (st) => ({ log: [`inner:${st.q}`] }))
+    .addEdge(START, "inner")
+    .compile();
+
+// askGraph is START -> ask, logging "ask:<q>:<answer>" after interrupt("?").
+const askGraph = () =>
+  new StateGraph(LogState)
+    .addNode("ask", (st) => ({ log: [`ask:${st.q}:${interrupt("?")}`] }))
+    .addEdge(START, "ask")
+    .compile();
+
 /** @type {Record<string, (saver: import("@langchain/langgraph").BaseCheckpointSaver) => Promise<void>>} */
 export const featureScenarios = {
   // router returns Command({goto, update}) by q, twice (L, then R).
@@ -51,5 +81,28 @@ export const featureScenarios = {
       { updates: [{ values: { log: ["a*"] }, asNode: "a" }] },
     ]);
     await g.invoke(null, { ...cfg, configurable: { ...cfg.configurable, checkpoint_id: out.configurable.checkpoint_id } });
+  },
+  // A node invoking a subgraph twice (namespaces caller:<task> and
+  // caller:<task>|1), run twice on one thread.
+  async subgraph_in_node(saver) {
+    const inner = innerGraph();
+    const g = callerGraph(saver, inner, inner);
+    for (let i = 0; i < 2; i++) await g.invoke({ log: [], q: "hi" }, thread("engine-subgraph-in-node"));
+  },
+  // The second subgraph call interrupts; the resume re-runs the node: the
+  // first call finds its finished lineage, the second resumes in its own.
+  // Then a replay from the checkpoint before caller: both calls start
+  // over (the first through the replay lookup), the second interrupts
+  // again and is resumed.
+  async subgraph_in_node_resume(saver) {
+    const g = callerGraph(saver, innerGraph(), askGraph());
+    const id = "engine-subgraph-in-node-resume";
+    await g.invoke({ log: [], q: "hi" }, thread(id));
+    await g.invoke(new Command({ resume: "ok" }), thread(id));
+    const hs = [];
+    for await (const t of saver.inner.list({ configurable: { thread_id: id, checkpoint_ns: "" } })) hs.push(t);
+    hs.reverse();
+    await g.invoke(null, { configurable: { thread_id: id, checkpoint_id: hs[1].checkpoint.id }, durability: "sync" });
+    await g.invoke(new Command({ resume: "again" }), thread(id));
   },
 };
