@@ -26,6 +26,8 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if err := spec.ValidateThreadID("delete thread", threadID); err != nil {
 		return err
 	}
@@ -57,6 +59,8 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if err := spec.ValidateThreadID("copy thread", src); err != nil {
 		return err
 	}
@@ -222,6 +226,8 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if len(runIDs) == 0 {
 		return nil
 	}
@@ -246,6 +252,8 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if err := strategy.Validate(); err != nil {
 		return err
 	}

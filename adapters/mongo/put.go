@@ -199,6 +199,8 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if err := spec.ValidatePut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}

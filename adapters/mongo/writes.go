@@ -54,6 +54,8 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, release := detach(ctx)
+	defer release()
 	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
 	}
