@@ -141,6 +141,10 @@
 //     write in the subgraph's namespace; Python writes nothing there, the
 //     subgraph's interrupt takes the value from the parent task's
 //     scratchpad (§2.9 item 3, §5.4).
+//   - A resume map (Command.ResumeMap): Python writes nothing for it, the
+//     map travels with the run (§2.3 item 2); LangGraph.js saves a
+//     __resume__ write for each resumed interrupt, filed under the
+//     interrupt's ID as if it were a task ID.
 //   - A plain Command(resume) while two interrupts are pending: Python
 //     refuses it before any write (§2.3 item 2), and so does refengine
 //     (ErrMultipleInterrupts); LangGraph.js accepts it.

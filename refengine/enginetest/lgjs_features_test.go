@@ -16,6 +16,7 @@ func init() {
 		"update_copy_bulk":        updateCopyBulkRun,
 		"subgraph_in_node":        subgraphInNodeRun,
 		"subgraph_in_node_resume": subgraphInNodeResumeRun,
+		"parallel_resume":         parallelResumeRun,
 	} {
 		lgjsOnly[name] = run
 	}
@@ -181,5 +182,46 @@ func subgraphInNodeResumeRun(ctx context.Context, rec spec.Saver) error {
 		return err
 	}
 	_, err = g.Invoke(ctx, refengine.Command{Resume: "again"}, cfg)
+	return err
+}
+
+// parallelResumeRun: START -> (a, b), both interrupting in one superstep;
+// resumed by interrupt ID: first a alone (b interrupts again), then b.
+func parallelResumeRun(ctx context.Context, rec spec.Saver) error {
+	ask := func(name string) refengine.NodeFunc {
+		return func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
+			v, err := refengine.Interrupt(ctx, "question for "+name)
+			if err != nil {
+				return nil, err
+			}
+			return refengine.Update{"log": []any{fmt.Sprint(name, ":", v)}}, nil
+		}
+	}
+	g, err := logGraph().
+		AddNode("a", ask("a")).AddNode("b", ask("b")).
+		AddEdge(refengine.Start, "a").AddEdge(refengine.Start, "b").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-parallel-resume", refengine.DurabilitySync)
+	res, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg)
+	if err != nil {
+		return err
+	}
+	id := map[any]string{}
+	for _, in := range res.Interrupts {
+		id[in.Value] = in.ID
+	}
+	if len(id) != 2 {
+		return fmt.Errorf("interrupts %v, want two", res.Interrupts)
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{id["question for a"]: "x"}}, cfg); err != nil {
+		return err
+	}
+	res, err = g.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{id["question for b"]: "y"}}, cfg)
+	if err == nil && fmt.Sprint(res.Values["log"]) != "[a:x b:y]" {
+		err = fmt.Errorf("log = %v, want [a:x b:y]", res.Values["log"])
+	}
 	return err
 }

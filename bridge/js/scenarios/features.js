@@ -82,6 +82,22 @@ export const featureScenarios = {
     ]);
     await g.invoke(null, { ...cfg, configurable: { ...cfg.configurable, checkpoint_id: out.configurable.checkpoint_id } });
   },
+  // START -> (a, b), both interrupting in one superstep; resumed by
+  // interrupt ID: first a alone (b interrupts again), then b.
+  async parallel_resume(saver) {
+    const ask = (name) => () => ({ log: [`${name}:${interrupt(`question for ${name}`)}`] });
+    const g = new StateGraph(LogState)
+      .addNode("a", ask("a"))
+      .addNode("b", ask("b"))
+      .addEdge(START, "a")
+      .addEdge(START, "b")
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-parallel-resume");
+    const res = await g.invoke({ log: [], q: "hi" }, cfg);
+    const id = (name) => res.__interrupt__.find((i) => i.value === `question for ${name}`).id;
+    await g.invoke(new Command({ resume: { [id("a")]: "x" } }), cfg);
+    await g.invoke(new Command({ resume: { [id("b")]: "y" } }), cfg);
+  },
   // A node invoking a subgraph twice (namespaces caller:<task> and
   // caller:<task>|1), run twice on one thread.
   async subgraph_in_node(saver) {
