@@ -220,3 +220,36 @@ func TestInvokeFromNodeReplayLookup(t *testing.T) {
 		t.Errorf("inner ran %d times, want 4 (fresh lineages after the fork)", runs.get("inner"))
 	}
 }
+
+// With exit durability a subgraph called from a node saves nothing when it
+// finishes in a task namespace, and saves once at exit in a recast one
+// (pregel-semantics §5.4, last item).
+func TestInvokeFromNodeExitDurability(t *testing.T) {
+	for _, tc := range []struct {
+		stateful bool
+		want     int // checkpoints outside the root namespace
+	}{{false, 0}, {true, 2}} {
+		t.Run(fmt.Sprintf("stateful=%v", tc.stateful), func(t *testing.T) {
+			ctx := context.Background()
+			s := memory.New()
+			child := logChild(t, newCounter("inner"), tc.stateful)
+			g := callerOf(t, s, child, child)
+			cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilityExit}
+			if _, err := g.Invoke(ctx, refengine.State{}, cfg); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for tup, err := range s.List(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tup.Config.Namespace != "" {
+					n++
+				}
+			}
+			if n != tc.want || len(history(t, s, "t", "")) != 1 {
+				t.Errorf("%d subgraph checkpoints, %d root ones; want %d, 1", n, len(history(t, s, "t", "")), tc.want)
+			}
+		})
+	}
+}
