@@ -45,9 +45,7 @@
 //     "…|1", "…|2", each a lineage of its own. Its interrupts bubble up and
 //     resume. A subgraph compiled with CompileOptions.Stateful runs in the
 //     recast namespace (spec.RecastNamespace) and keeps its state across
-//     runs. GetState, History and UpdateState reach the subgraphs added
-//     with AddSubgraph (LangGraph finds those a node function calls by
-//     inspecting it).
+//     runs.
 //   - [Graph.GetState], [Graph.History], [Graph.UpdateState] and
 //     [Graph.BulkUpdateState] read and rewrite history, of the root or
 //     (with RunConfig.Namespace) of a subgraph; a copy superstep followed
@@ -78,7 +76,10 @@
 // saved writes on the first tick unless RunConfig.NestedReplayQuirk asks
 // for LangGraph's behaviour (finished siblings of an interrupted subgraph
 // task run again); node update keys are applied in sorted order, static
-// edges in sorted target order.
+// edges in sorted target order; GetState, History and UpdateState address
+// (through RunConfig.Namespace, and GetState's Subgraphs option reads) only
+// subgraphs added with AddSubgraph, while LangGraph also finds a compiled
+// graph that a node function refers to by inspecting the function.
 //
 // State values follow the plain-value model of spec.Normalize (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any). Sends are stored as

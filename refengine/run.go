@@ -22,7 +22,9 @@ type Input interface {
 func (State) isInput()   {}
 func (Command) isInput() {}
 
-// Command resumes or steers a thread instead of giving it new input.
+// Command resumes or steers a thread instead of giving it new input; a
+// node added with StateGraph.AddCommandNode returns one (Update and Goto
+// only) to steer the graph from inside.
 type Command struct {
 	// Resume is the value the pending Interrupt call returns. nil means no
 	// resume value. It is an error while several interrupts are pending.
@@ -58,7 +60,8 @@ type RunConfig struct {
 	Durability Durability
 	// Deterministic runs tasks one at a time in task order and performs
 	// saver calls on the calling goroutine, so call sequences are exactly
-	// reproducible. With async durability each Put is issued after the
+	// reproducible. The tasks after a failed one run with their context
+	// cancelled, as running siblings are in a concurrent run. With async durability each Put is issued after the
 	// writes of the following superstep.
 	Deterministic bool
 	// RecursionLimit caps the supersteps of a run (default 10007, as in
