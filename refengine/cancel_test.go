@@ -3,6 +3,7 @@ package refengine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -149,4 +150,47 @@ func (c *closeAfterPutWrites) PutWrites(ctx context.Context, cfg spec.Config, ws
 		c.once.Do(func() { close(c.done) })
 	}
 	return err
+}
+
+// In deterministic mode a subgraph task after a failed one does not start
+// its subgraph: it fails with the cancellation and its cause.
+func TestFailureCancelsSubgraphSibling(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	child := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("inner", func(context.Context, refengine.State) (refengine.Update, error) {
+			return refengine.Update{"log": []any{"inner"}}, nil
+		}).AddEdge(refengine.Start, "inner"), refengine.CompileOptions{})
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("fail", func(context.Context, refengine.State) (refengine.Update, error) {
+			return nil, errors.New("boom")
+		}).
+		AddSubgraph("sub", child).
+		AddEdge(refengine.Start, "fail").AddEdge(refengine.Start, "sub"),
+		refengine.CompileOptions{Saver: s})
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true, Durability: refengine.DurabilitySync}
+	if _, err := g.Invoke(ctx, refengine.State{}, cfg); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("Invoke: %v, want fail's error", err)
+	}
+	snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range snap.Tasks {
+		if task.Name == "sub" && !strings.Contains(task.Error, refengine.ErrSiblingFailed.Error()) {
+			t.Errorf("sub's saved error %q, want the cancellation by its sibling", task.Error)
+		}
+	}
+	n := 0
+	for _, err := range s.List(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d checkpoints, want the root's 2 (the subgraph never started)", n)
+	}
 }

@@ -191,7 +191,7 @@ const defaultRecursionLimit = 10007
 // tick prepares the next superstep. It returns false when nothing is left
 // to run.
 func (l *loop) tick(ctx context.Context) (bool, error) {
-	if err := ctx.Err(); err != nil {
+	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
 	if err := l.exec.failed(); err != nil {

@@ -69,6 +69,9 @@ func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update
 // stateful subgraph; with the parent's saver, run options, saver context
 // and checkpoint map.
 func (l *loop) runChild(ctx context.Context, sub *Graph, sp *scratchpad, input map[string]any) (State, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err // a cancelled task starts no subgraph
+	}
 	sp.mu.Lock()
 	n := sp.subgraphs
 	sp.subgraphs++
@@ -87,4 +90,17 @@ func (l *loop) runChild(ctx context.Context, sub *Graph, sp *scratchpad, input m
 	child.parents = maps.Clone(l.parents)
 	child.parents[l.ns] = l.checkpointID
 	return child.run(ctx, input)
+}
+
+// ctxErr is ctx.Err() with its cause, when the cause says more (such as
+// ErrSiblingFailed).
+func ctxErr(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
 }
