@@ -36,6 +36,10 @@ type Harness struct {
 	// assertion anyway; use it for "list_threads" when List with an empty
 	// ThreadID does not fail with errors.ErrUnsupported.
 	NotSupported []string
+	// Faults, when set, routes the saver's connections through the
+	// suite's fault-injecting proxy and enables the optional faults
+	// capability (FAULT-* rules); see [FaultHarness].
+	Faults *FaultHarness
 }
 
 // Variant is a legitimate saver design that a strict rule of SPEC.md

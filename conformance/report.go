@@ -165,6 +165,9 @@ func buildHarnessReport(name string, specs []types.SpecReport) report.HarnessRep
 		h.Specs = append(h.Specs, res)
 	}
 	h.UncitedRules, h.UnknownRules = citationProblems(texts)
+	if fc, ok := faultCountsOf(specs); ok {
+		h.Faults = &fc
+	}
 	h.Capabilities = capabilities(h.Specs)
 	attribute(&h)
 	h.SetLevels()

@@ -98,6 +98,9 @@ type HarnessReport struct {
 	// cited IDs that SPEC.md does not define. Both must be empty.
 	UncitedRules []string `json:"uncited_rules,omitempty"`
 	UnknownRules []string `json:"unknown_rules,omitempty"`
+	// Faults sums what the specs of the faults capability did: faults
+	// injected, calls cut, outcomes checked. Nil when none ran.
+	Faults *FaultCounts `json:"faults,omitempty"`
 }
 
 // Complete reports whether every capability ran: none was filtered out by
@@ -257,7 +260,7 @@ var Tiers = []Tier{TierCore, TierStrict}
 // labels of extra spec groups) counts as a base capability too.
 var (
 	BaseCapabilities     = []string{"put", "put_writes", "get_tuple", "list", "delete_thread", "concurrency", "errors", "model"}
-	OptionalCapabilities = []string{"list_threads", "copy_thread", "delete_for_runs", "prune", "versions"}
+	OptionalCapabilities = []string{"list_threads", "copy_thread", "delete_for_runs", "prune", "versions", "faults"}
 )
 
 // IsOptional reports whether label names an optional capability.

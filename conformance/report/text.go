@@ -26,6 +26,9 @@ func WriteText(w io.Writer, rep Report) {
 func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 	fmt.Fprintf(w, "\ncheckpointkit conformance report: %s (seed %d)\n", h.Name, seed)
 	fmt.Fprintf(w, "  LangGraph core: %s   strict: %s\n", h.CoreLevel, strictVerdict(h))
+	if h.Faults != nil {
+		fmt.Fprintf(w, "  faults: %s\n", h.Faults)
+	}
 	if len(h.UncitedRules)+len(h.UnknownRules) > 0 {
 		fmt.Fprintf(w, "  SELF-TEST FAILED: uncited rules %v, unknown cited IDs %v\n", h.UncitedRules, h.UnknownRules)
 	}
