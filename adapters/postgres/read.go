@@ -203,11 +203,23 @@ func (s *Saver) pageLen(pageNo, remaining int) int {
 	return n
 }
 
+// fetchPage reads one page, again on a fresh connection when the
+// connection was lost (a page is one read, safe to repeat).
 func (s *Saver) fetchPage(ctx context.Context, p *listPlan, cur *cursor, n int) ([]rawTuple, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	sql, args := s.pageSQL(p, cur, n)
+	var page []rawTuple
+	err := s.retryLost(ctx, func() error {
+		var err error
+		page, err = s.queryPage(ctx, sql, args, n)
+		return err
+	})
+	return page, err
+}
+
+func (s *Saver) queryPage(ctx context.Context, sql string, args []any, n int) ([]rawTuple, error) {
 	rows, err := s.pool.Query(ctx, sql, s.args(args...)...)
 	if err != nil {
 		return nil, err

@@ -189,7 +189,8 @@ func (s *Saver) args(args ...any) []any {
 
 // wrapErr adds the operation and thread to a backend error. When the
 // context is done, the result also wraps ctx.Err(), whatever form the
-// driver gave the cancellation, so errors.Is(err, ctx.Err()) holds.
+// driver gave the cancellation, so errors.Is(err, ctx.Err()) holds;
+// otherwise a lost connection also wraps [spec.ErrUnavailable] (FAULT-2).
 func wrapErr(ctx context.Context, op, thread string, err error) error {
 	if err == nil {
 		return nil
@@ -205,6 +206,9 @@ func wrapErr(ctx context.Context, op, thread string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("%s: %w: %w", where, ctxErr, err)
 	}
+	if ctx.Err() == nil && connLost(err) {
+		return fmt.Errorf("%s: %w: %w", where, spec.ErrUnavailable, err)
+	}
 	return fmt.Errorf("%s: %w", where, err)
 }
 
@@ -216,14 +220,17 @@ func retryable(err error) bool {
 }
 
 // execRetry runs one statement, retrying a few times on transient
-// conflicts. Each statement is atomic, so a retry never doubles anything.
+// conflicts and, through retryLost, on a lost connection. Each statement
+// is atomic and idempotent, so a retry never doubles anything.
 func (s *Saver) execRetry(ctx context.Context, sql string, args ...any) error {
-	var err error
-	for range 3 {
-		_, err = s.pool.Exec(ctx, sql, s.args(args...)...)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
-			return err
+	return s.retryLost(ctx, func() error {
+		var err error
+		for range 3 {
+			_, err = s.pool.Exec(ctx, sql, s.args(args...)...)
+			if err == nil || !retryable(err) || ctx.Err() != nil {
+				return err
+			}
 		}
-	}
-	return err
+		return err
+	})
 }
