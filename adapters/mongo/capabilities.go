@@ -22,7 +22,13 @@ const copyBatch = 256
 // that from then on nothing of the thread is visible, whatever happens to
 // the rest of the call; then it deletes, and removes the fence. See
 // [spec.Saver.DeleteThread].
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) (err error) {
+	defer classify(&err)
+	return retryLost(ctx, func() error { return s.deleteThread(ctx, threadID) })
+}
+
+// deleteThread is one attempt of DeleteThread.
+func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -55,7 +61,13 @@ func (s *Saver) deleteThreads(ctx context.Context, op string, threads []string) 
 // once, so a reader of dst sees all of the copy or none of it, also when the
 // call fails half-way. Documents of dst with the same keys are replaced.
 // See [spec.ThreadCopier].
-func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
+func (s *Saver) CopyThread(ctx context.Context, src, dst string) (err error) {
+	defer classify(&err)
+	return retryLost(ctx, func() error { return s.copyThread(ctx, src, dst) })
+}
+
+// copyThread is one attempt of CopyThread.
+func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -217,7 +229,13 @@ func (s *Saver) copyBlobs(ctx context.Context, src, dst, pin string) error {
 // in memory, and the fence removed. Channel values stay (other checkpoints
 // may read them); blobs nothing references any more are collected. See
 // [spec.RunDeleter].
-func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) (err error) {
+	defer classify(&err)
+	return retryLost(ctx, func() error { return s.deleteForRuns(ctx, runIDs) })
+}
+
+// deleteForRuns is one attempt of DeleteForRuns.
+func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	for _, id := range runIDs {
 		if err := spec.ValidateIdentifier("run ID", id); err != nil {
 			return fmt.Errorf("mongo: delete for runs: %w", err)
@@ -248,7 +266,13 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 // values it references; [spec.DeleteAll] removes the threads. A fence
 // stating what goes makes the call all or nothing for readers. See
 // [spec.Pruner].
-func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) (err error) {
+	defer classify(&err)
+	return retryLost(ctx, func() error { return s.prune(ctx, threadIDs, strategy) })
+}
+
+// prune is one attempt of Prune.
+func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

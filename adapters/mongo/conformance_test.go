@@ -23,9 +23,13 @@ import (
 // race inside the driver and the saver, while the server sees one command
 // at a time. Server-side races (E11000 on concurrent upserts) are exercised
 // with the default pool by TestConcurrentUpserts.
+//
+// The faults group routes savers of its own through the suite's fault
+// proxy; see faultHarness.
 func TestConformance(t *testing.T) {
 	c := client(t)
-	if isFerretDB(t, c.Database("admin")) {
+	ferret := isFerretDB(t, c.Database("admin"))
+	if ferret {
 		single, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMaxPoolSize(1))
 		if err != nil {
 			t.Fatal(err)
@@ -42,5 +46,6 @@ func TestConformance(t *testing.T) {
 			}
 			return s, cleanup, nil
 		},
+		Faults: faultHarness(t, ferret),
 	})
 }

@@ -195,7 +195,17 @@ func (s *Saver) encodeCheckpoint(cp spec.Checkpoint) ([]byte, error) {
 // then replaces the document, so the old version stays visible until the
 // new one is whole. With [WithTransactions] everything is one transaction.
 // See [spec.Saver.Put].
-func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
+func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (out spec.Config, err error) {
+	defer classify(&err)
+	err = retryLost(ctx, func() error {
+		out, err = s.put(ctx, cfg, cp, md, newVersions)
+		return err
+	})
+	return out, err
+}
+
+// put is one attempt of Put.
+func (s *Saver) put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) (spec.Config, error) {
 	if err := ctx.Err(); err != nil {
 		return spec.Config{}, err
 	}

@@ -16,7 +16,17 @@ import (
 // and namespace. A lookup by ID is an _id point lookup; the latest is the
 // first visible entry of the (thread, ns, id) index read backwards. See
 // [spec.Saver.GetTuple].
-func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
+func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (out *spec.Tuple, err error) {
+	defer classify(&err)
+	err = retryLost(ctx, func() error {
+		out, err = s.getTuple(ctx, cfg)
+		return err
+	})
+	return out, err
+}
+
+// getTuple is one attempt of GetTuple.
+func (s *Saver) getTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -237,7 +247,11 @@ func listQuery(opts spec.ListOptions, filter spec.Metadata) (bson.D, bson.D) {
 // then checked exactly with [spec.MatchFilter], and the limit counts what
 // passes. See [spec.Saver.List].
 func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
-	return func(yield func(*spec.Tuple, error) bool) {
+	return func(yieldRaw func(*spec.Tuple, error) bool) {
+		yield := func(t *spec.Tuple, err error) bool {
+			classify(&err)
+			return yieldRaw(t, err)
+		}
 		if err := ctx.Err(); err != nil {
 			yield(nil, err)
 			return

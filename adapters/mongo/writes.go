@@ -50,7 +50,13 @@ func batchKey(thread, ns, cid, task string, seq int64) string {
 // (regular writes first-wins, special writes last-wins). The chunks of a
 // large value are written after the document, which reads ignore until
 // they are complete. An empty list is a no-op. See [spec.Saver.PutWrites].
-func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
+func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) (err error) {
+	defer classify(&err)
+	return retryLost(ctx, func() error { return s.putWrites(ctx, cfg, writes, taskID, taskPath) })
+}
+
+// putWrites is one attempt of PutWrites.
+func (s *Saver) putWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
