@@ -263,5 +263,11 @@ var (
 	OptionalCapabilities = []string{"list_threads", "copy_thread", "delete_for_runs", "prune", "versions", "faults"}
 )
 
+// HarnessCapabilities are the optional capabilities that depend on how the
+// harness reaches the saver rather than on the saver: faults needs a
+// network between them, which an in-process or file-based saver has not.
+// When not supported, they leave the level as it is.
+var HarnessCapabilities = []string{"faults"}
+
 // IsOptional reports whether label names an optional capability.
 func IsOptional(label string) bool { return slices.Contains(OptionalCapabilities, label) }

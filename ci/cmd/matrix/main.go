@@ -15,7 +15,9 @@
 // any backend failed.
 //
 // This program does not start database servers: the postgres and mongo
-// backends need CHECKPOINTKIT_POSTGRES_DSN and CHECKPOINTKIT_MONGO_URI. The
+// backends need CHECKPOINTKIT_POSTGRES_DSN and CHECKPOINTKIT_MONGO_URI, the
+// pgbouncer backend (the postgres adapter through PgBouncer) both
+// CHECKPOINTKIT_POSTGRES_DSN and CHECKPOINTKIT_PGBOUNCER_DSN. The
 // ci/matrix script starts throwaway servers when those are not set and then
 // runs this program. A backend may also be given as NAME=PACKAGE (for
 // example redis=./ in a third-party adapter's repository).
@@ -55,6 +57,9 @@ var builtin = []backend{
 	{name: "memory", pkg: "./adapters/memory"},
 	{name: "sqlite", pkg: "./adapters/sqlite"},
 	{name: "postgres", pkg: "./adapters/postgres", env: "CHECKPOINTKIT_POSTGRES_DSN"},
+	// The PostgreSQL adapter through PgBouncer in transaction mode (it
+	// also needs CHECKPOINTKIT_POSTGRES_DSN, to empty and drop schemas).
+	{name: "pgbouncer", pkg: "./adapters/postgres", env: "CHECKPOINTKIT_PGBOUNCER_DSN", setenv: []string{"CHECKPOINTKIT_PG_VIA=pgbouncer"}},
 	{name: "mongo", pkg: "./adapters/mongo", env: "CHECKPOINTKIT_MONGO_URI"},
 	lgjs("memory", ""),
 	lgjs("sqlite", ""),
@@ -131,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	var o options
 	var backends, minLevel string
-	fs.StringVar(&backends, "backends", "", "comma-separated backends: memory, sqlite, postgres, mongo, or NAME=PACKAGE (default: memory, sqlite, and postgres/mongo when their connection string is set)")
+	fs.StringVar(&backends, "backends", "", "comma-separated backends: memory, sqlite, postgres, pgbouncer, mongo, or NAME=PACKAGE (default: memory, sqlite, and postgres/pgbouncer/mongo when their connection string is set)")
 	fs.StringVar(&o.out, "out", filepath.Join("out", "matrix"), "output directory for the JUnit XML, JSON reports and logs")
 	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'list' or 'put || get_tuple' (one capability)")
 	fs.StringVar(&o.focus, "focus", "", "Ginkgo focus regexp on spec texts, e.g. 'LIST-BEFORE-2' (one rule)")
@@ -191,7 +196,7 @@ func parseBackends(list string) ([]backend, error) {
 		} else {
 			i := slices.IndexFunc(builtin, func(x backend) bool { return x.name == n })
 			if i < 0 {
-				return nil, fmt.Errorf("unknown backend %q (want memory, sqlite, postgres, mongo, lgjs-memory, lgjs-sqlite, lgjs-postgres, lgjs-mongo or NAME=PACKAGE)", n)
+				return nil, fmt.Errorf("unknown backend %q (want memory, sqlite, postgres, pgbouncer, mongo, lgjs-memory, lgjs-sqlite, lgjs-postgres, lgjs-mongo or NAME=PACKAGE)", n)
 			}
 			b = builtin[i]
 		}
@@ -644,7 +649,7 @@ func readResults(dir, out string) ([]Result, error) {
 
 // slowFirst lists the built-in backends from the slowest suite to the
 // fastest (FerretDB is much slower than the others).
-var slowFirst = []string{"mongo", "postgres", "sqlite", "memory"}
+var slowFirst = []string{"mongo", "postgres", "pgbouncer", "sqlite", "memory"}
 
 // runOrder returns the indexes of bs in the order to start them: the
 // slowest first, so that with -parallel the others run beside it instead
