@@ -44,8 +44,8 @@
 //     "parents" metadata; a second or third call in one task runs in
 //     "…|1", "…|2", each a lineage of its own. Its interrupts bubble up and
 //     resume. A subgraph compiled with CompileOptions.Stateful runs in the
-//     recast namespace (spec.RecastNamespace) and keeps its state across
-//     runs.
+//     recast namespace (spec.RecastNamespace; "…|1" after it for a second
+//     call) and keeps its state across runs.
 //   - [Graph.GetState], [Graph.History], [Graph.UpdateState] and
 //     [Graph.BulkUpdateState] read and rewrite history, of the root or
 //     (with RunConfig.Namespace) of a subgraph; a copy superstep followed

@@ -21,9 +21,10 @@ import (
 // parent's saver and runs in the task's namespace "node:taskID" (nested
 // with '|'); a second call in the same task runs in "node:taskID|1", a
 // third in "…|2", each its own checkpoint lineage. Its checkpoints carry
-// "parents" metadata; a graph compiled with CompileOptions.Stateful runs
-// in the recast namespace instead ("node", the calling node's name), so
-// its state persists across runs. When the subgraph is interrupted,
+// "parents" metadata. A graph compiled with CompileOptions.Stateful runs
+// in the recast namespace instead: "node", the calling node's name, then
+// "node|1", "node|2" for further calls in the task; each such lineage
+// persists across runs. When the subgraph is interrupted,
 // InvokeFromNode returns an error matching ErrGraphInterrupt that the node
 // must return, as with [Interrupt]; on resume the node runs again from the
 // top and its calls resume in the same namespaces. Outside a running node
@@ -64,10 +65,11 @@ func (l *loop) runSubgraph(ctx context.Context, t *task, sp *scratchpad) (Update
 }
 
 // runChild runs sub in a nested loop for the task of sp: in the task's
-// namespace, with the task's subgraph counter as an extra level from the
-// second call on (LangGraph's scratchpad subgraph_counter), recast for a
-// stateful subgraph; with the parent's saver, run options, saver context
-// and checkpoint map.
+// namespace, recast for a stateful subgraph (LangGraph recasts it when the
+// subgraph's run starts), then with the task's subgraph counter as an
+// extra level from the second call on (the scratchpad's subgraph_counter,
+// which LangGraph's loop adds when it is created, pregel-semantics §2.2);
+// with the parent's saver, run options, saver context and checkpoint map.
 func (l *loop) runChild(ctx context.Context, sub *Graph, sp *scratchpad, input map[string]any) (State, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err // a cancelled task starts no subgraph
@@ -77,11 +79,11 @@ func (l *loop) runChild(ctx context.Context, sub *Graph, sp *scratchpad, input m
 	sp.subgraphs++
 	sp.mu.Unlock()
 	ns := sp.task.ns
-	if n > 0 {
-		ns += spec.NSSep + strconv.Itoa(n)
-	}
 	if sub.stateful {
 		ns = spec.RecastNamespace(ns)
+	}
+	if n > 0 { // after the recast, as LangGraph's loop adds it to its config
+		ns += spec.NSSep + strconv.Itoa(n)
 	}
 	child := newLoop(sub, l.saver, ns, l.opts)
 	child.nested = true

@@ -52,7 +52,7 @@ func callerOf(t *testing.T, s spec.Saver, children ...*refengine.Graph) *refengi
 // task's subgraph counter, pregel-semantics §2.2, §5.1): one checkpoint
 // lineage each, all with parents {"": the root checkpoint the task was
 // prepared from}. A stateful child runs in the recast namespace, the
-// calling node's name, and keeps its state across runs.
+// calling node's name, then "|1", "|2", and keeps its state across runs.
 func TestInvokeFromNodeNamespaces(t *testing.T) {
 	for _, stateful := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateful=%v", stateful), func(t *testing.T) {
@@ -95,13 +95,15 @@ func TestInvokeFromNodeNamespaces(t *testing.T) {
 			}
 			slices.Sort(nss)
 			if stateful {
-				if !slices.Equal(nss, []string{"caller"}) {
-					t.Fatalf("namespaces %q, want [caller]", nss)
+				// The counter level follows the recast namespace; each call's
+				// lineage continues across runs: 2 runs x (input + 2 loop).
+				if !slices.Equal(nss, []string{"caller", "caller|1", "caller|2"}) {
+					t.Fatalf("namespaces %q, want [caller caller|1 caller|2]", nss)
 				}
-				// Three calls per run continue one lineage: 2 runs x 3 calls x
-				// (input + 2 loop) checkpoints.
-				if n := len(byNS["caller"]); n != 18 {
-					t.Errorf("%d checkpoints in caller, want 18", n)
+				for _, ns := range nss {
+					if n := len(byNS[ns]); n != 6 {
+						t.Errorf("%d checkpoints in %s, want 6", n, ns)
+					}
 				}
 				return
 			}

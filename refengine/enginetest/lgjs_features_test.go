@@ -12,11 +12,12 @@ import (
 // features (their JS sides are in bridge/js/scenarios/features.js).
 func init() {
 	for name, run := range map[string]func(context.Context, spec.Saver) error{
-		"command_node":            commandNodeRun,
-		"update_copy_bulk":        updateCopyBulkRun,
-		"subgraph_in_node":        subgraphInNodeRun,
-		"subgraph_in_node_resume": subgraphInNodeResumeRun,
-		"parallel_resume":         parallelResumeRun,
+		"command_node":              commandNodeRun,
+		"update_copy_bulk":          updateCopyBulkRun,
+		"subgraph_in_node":          subgraphInNodeRun,
+		"subgraph_in_node_resume":   subgraphInNodeResumeRun,
+		"parallel_resume":           parallelResumeRun,
+		"subgraph_in_node_stateful": subgraphInNodeStatefulRun,
 	} {
 		lgjsOnly[name] = run
 	}
@@ -138,6 +139,35 @@ func subgraphInNodeRun(ctx context.Context, rec spec.Saver) error {
 	}
 	for range 2 {
 		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-subgraph-in-node", refengine.DurabilitySync)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subgraphInNodeStatefulRun: a node invoking a stateful subgraph twice per
+// run, run twice: the calls run in namespaces "caller" and "caller|1" (the
+// recast task namespace, then the counter level), each a lineage that
+// continues across runs.
+func subgraphInNodeStatefulRun(ctx context.Context, rec spec.Saver) error {
+	counter, err := refengine.NewStateGraph().
+		AddKey("q", refengine.LastValue()).
+		AddKey("seen", refengine.Reducer(refengine.AppendList, []any{})).
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("count", func(_ context.Context, st refengine.State) (refengine.Update, error) {
+			return refengine.Update{"seen": []any{st["q"]}, "log": []any{fmt.Sprint("count:", len(st["seen"].([]any))+1)}}, nil
+		}).
+		AddEdge(refengine.Start, "count").
+		Compile(refengine.CompileOptions{Stateful: true})
+	if err != nil {
+		return err
+	}
+	g, err := callerGraph(rec, counter, counter)
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-subgraph-in-node-stateful", refengine.DurabilitySync)); err != nil {
 			return err
 		}
 	}

@@ -105,6 +105,19 @@ export const featureScenarios = {
     const g = callerGraph(saver, inner, inner);
     for (let i = 0; i < 2; i++) await g.invoke({ log: [], q: "hi" }, thread("engine-subgraph-in-node"));
   },
+  // A node invoking a stateful subgraph (checkpointer: true) twice per run,
+  // run twice: every call continues the one lineage in namespace "caller",
+  // the recast of caller:<task> and caller:<task>|1.
+  async subgraph_in_node_stateful(saver) {
+    const counter = new StateGraph(
+      Annotation.Root({ q: Annotation(), seen: Annotation({ reducer: append, default: () => [] }), log: Annotation({ reducer: append, default: () => [] }) }),
+    )
+      .addNode("count", (st) => ({ seen: [st.q], log: [`count:${st.seen.length + 1}`] }))
+      .addEdge(START, "count")
+      .compile({ checkpointer: true });
+    const g = callerGraph(saver, counter, counter);
+    for (let i = 0; i < 2; i++) await g.invoke({ log: [], q: "hi" }, thread("engine-subgraph-in-node-stateful"));
+  },
   // The second subgraph call interrupts; the resume re-runs the node: the
   // first call finds its finished lineage, the second resumes in its own.
   // Then a replay from the checkpoint before caller: both calls start
