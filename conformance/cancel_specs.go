@@ -257,6 +257,13 @@ func (e *env) sweep(ctx context.Context, c callCase) (runs int) {
 // ending anyway get the time to.
 func leakCheck(what string, fn func()) {
 	g.GinkgoHelper()
+	// goleak panics on a stack it cannot parse (one deeper than the
+	// runtime prints whole); that is no finding about List.
+	defer func() {
+		if r := recover(); r != nil {
+			g.Fail(fmt.Sprintf("%s: goleak could not read the goroutines' stacks: %v", what, r))
+		}
+	}()
 	ignore := goleak.IgnoreCurrent()
 	fn()
 	if err := goleak.Find(ignore); err != nil {
@@ -320,19 +327,20 @@ func cancelSpecs(e *env) {
 			for _, bad := range []struct {
 				what string
 				w    spec.Write
-				err  error
 			}{
-				{"a channel value", spec.Write{Channel: "bad", Value: make(chan int)}, spec.ErrUnsupportedValue},
-				{"a function", spec.Write{Channel: spec.ErrorChannel, Value: func() {}}, spec.ErrUnsupportedValue},
-				{"a self-containing map", spec.Write{Channel: "bad", Value: selfMap}, spec.ErrUnsupportedValue},
-				{"a value nested too deeply", spec.Write{Channel: "bad", Value: nested(spec.MaxValueDepth + 1)}, spec.ErrUnsupportedValue},
-				{"a channel name with a NUL byte", spec.Write{Channel: "b\x00d", Value: 1}, spec.ErrInvalidConfig},
-				{"a channel name that is not UTF-8", spec.Write{Channel: "\xff", Value: 1}, spec.ErrInvalidConfig},
+				{"a channel value", spec.Write{Channel: "bad", Value: make(chan int)}},
+				{"a function", spec.Write{Channel: spec.ErrorChannel, Value: func() {}}},
+				{"a self-containing map", spec.Write{Channel: "bad", Value: selfMap}},
+				{"a value nested too deeply", spec.Write{Channel: "bad", Value: nested(spec.MaxValueDepth + 1)}},
+				{"a channel name with a NUL byte", spec.Write{Channel: "b\x00d", Value: 1}},
+				{"a channel name that is not UTF-8", spec.Write{Channel: "\xff", Value: 1}},
 			} {
 				for _, at := range []int{0, 1, len(ok)} {
 					ws := slices.Insert(slices.Clone(ok), at, bad.w)
 					for _, task := range []string{"task", "other"} {
-						Expect(e.s.PutWrites(ctx, cfg, ws, task, taskPath)).To(MatchError(bad.err), "%s at index %d", bad.what, at)
+						// Which error is VALUE-4's, VALUE-9's, VALUE-10's and
+						// ERR-8's matter; this rule's is that nothing stays.
+						Expect(e.s.PutWrites(ctx, cfg, ws, task, taskPath)).NotTo(Succeed(), "%s at index %d", bad.what, at)
 						got := e.get(ctx, "t", "", "c1").PendingWrites
 						if d := diffOf(sortWrites(got), sortWrites(want)); d != "" {
 							g.Fail(fmt.Sprintf("a PutWrites call of task %q with %s at index %d failed but stored some of its writes (-want +got):\n%s", task, bad.what, at, d))

@@ -123,6 +123,16 @@ func (e *env) list(ctx context.Context, opts spec.ListOptions) []*spec.Tuple {
 	return ts
 }
 
+// listFirst drains List, fails the spec on error, and returns the first
+// tuple; a listing without any fails the spec instead of panicking, so a
+// broken List fails the rule the spec cites.
+func (e *env) listFirst(ctx context.Context, opts spec.ListOptions) *spec.Tuple {
+	g.GinkgoHelper()
+	ts := e.list(ctx, opts)
+	Expect(ts).NotTo(BeEmpty(), "List %+v returned no checkpoint", opts)
+	return ts[0]
+}
+
 // listErr drains List and returns its error.
 func listErr(ctx context.Context, s spec.Saver, opts spec.ListOptions) error {
 	_, err := collect(s.List(ctx, opts))

@@ -48,14 +48,14 @@ func getSpecs(e *env) {
 		check("[GET-5] reports the parent with the child's thread and namespace even when the parent does not exist", lGet, func(ctx context.Context) {
 			e.put(ctx, "t", "sub:1", "gone", "c3", nil)
 			Expect(e.get(ctx, "t", "sub:1", "c3").Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "gone"}))
-			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t", Namespace: "sub:1"})[0].Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "gone"}))
+			Expect(e.listFirst(ctx, spec.ListOptions{ThreadID: "t", Namespace: "sub:1"}).Parent).To(Equal(&spec.Config{ThreadID: "t", Namespace: "sub:1", CheckpointID: "gone"}))
 		})
 
 		check("[GET-6] returns non-nil pending writes when there are none", lGet, func(ctx context.Context) {
 			e.put(ctx, "t", "", "", "c1", nil)
 			Expect(e.get(ctx, "t", "", "c1").PendingWrites).To(And(Not(BeNil()), BeEmpty()))
 			Expect(e.get(ctx, "t", "", "").PendingWrites).To(And(Not(BeNil()), BeEmpty()))
-			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t"})[0].PendingWrites).To(And(Not(BeNil()), BeEmpty()))
+			Expect(e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).PendingWrites).To(And(Not(BeNil()), BeEmpty()))
 		})
 
 		check("[GET-7] takes latest per namespace and thread, ignoring greater IDs elsewhere", lGet, func(ctx context.Context) {

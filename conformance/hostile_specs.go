@@ -80,7 +80,7 @@ func hostileSpecs(e *env) {
 					return err
 				},
 				"write": func() error {
-					return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, []spec.Write{{Channel: "ok", Value: 1}, {Channel: "w", Value: v}}, "task-2", taskPath)
+					return e.s.PutWrites(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, []spec.Write{{Channel: "d", Value: v}}, "task-2", taskPath)
 				},
 				"metadata": func() error {
 					_, err := e.s.Put(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, cpOf("c3", nil, nil), spec.Metadata{"m": v}, nil)
@@ -132,7 +132,7 @@ func hostileSpecs(e *env) {
 			Expect(returns("metadata at the depth limit", calls["metadata"])).To(Succeed(), "metadata at the limit")
 			Expect(returns("a filter at the depth limit", calls["filter"])).To(Succeed(), "filter at the limit")
 			expectSame(e.get(ctx, "t", "", "c2").Checkpoint.ChannelValues, map[string]any{"c": deep}, "channel values at the limit")
-			expectSame(writeValues(e.get(ctx, "t", "", "c1").PendingWrites)["w"], deep, "write value at the limit")
+			expectSame(writeValues(e.get(ctx, "t", "", "c1").PendingWrites)["d"], deep, "write value at the limit")
 			expectSame(e.get(ctx, "t", "", "c3").Metadata["m"], deepMeta, "metadata at the limit")
 		})
 	})

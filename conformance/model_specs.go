@@ -3,25 +3,33 @@ package conformance
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	g "github.com/onsi/ginkgo/v2"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// DefaultSeed is the seed of the model-based random specs unless
-// -checkpointkit.seed or CHECKPOINTKIT_SEED says otherwise.
-const DefaultSeed uint64 = 20261122
+// KillMatrixSeed is the seed the kill matrix of package mutants pins, so
+// that its verdicts, and the explanations it records, do not change from
+// run to run.
+const KillMatrixSeed uint64 = 20261122
 
-// seed returns the seed of this run.
-func seed() uint64 {
+// seed returns the seed of this run's model-based random sequences:
+// -checkpointkit.seed, else CHECKPOINTKIT_SEED, else one drawn at random
+// once per process, so that every run, in CI too, replays sequences of its
+// own. The first random spec prints it with a command that reproduces the
+// run (rerunCommand); a failure names the seed of its sequence.
+var seed = sync.OnceValue(func() uint64 {
 	if *seedFlag != 0 {
 		return *seedFlag
 	}
@@ -30,7 +38,33 @@ func seed() uint64 {
 			return v
 		}
 	}
-	return DefaultSeed
+	return 1 + rand.Uint64N(1_000_000_000)
+})
+
+// seedNote prints the seed of the run once per process.
+var seedNote sync.Once
+
+// rerunCommand returns a shell command that reruns this test binary's
+// package with the random sequences of seed sd (and the same -run
+// pattern).
+func rerunCommand(sd uint64) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		dir = "."
+	}
+	run := ""
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		run = " -run " + shellQuote(f.Value.String())
+	}
+	return fmt.Sprintf("cd %s && CHECKPOINTKIT_SEED=%d go test -count=1%s .", shellQuote(dir), sd, run)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Sizes of the random runs: sequences per spec (fewer under the race
@@ -357,6 +391,9 @@ func randomSpec(e *env, text, group string, labels g.Labels, c caps, need func()
 		}
 		c.listThreads, _ = e.canListThreads(ctx)
 		base := seed()
+		seedNote.Do(func() {
+			fmt.Fprintf(os.Stdout, "checkpointkit conformance: random sequences from seed %d; this run again: %s\n", base, rerunCommand(base))
+		})
 		for n := range randSequences() {
 			sd := base + n
 			ops := genSequence(sd, randOps, c)
@@ -365,9 +402,9 @@ func randomSpec(e *env, text, group string, labels g.Labels, c caps, need func()
 			}
 			small, at, why := shrink(ctx, e.h, ops)
 			attributeFailure(opRules(small[at], why)...)
-			g.Fail(fmt.Sprintf("saver diverges from the model of the contract (seed %d, sequence %d; rerun with CHECKPOINTKIT_SEED=%d).\n"+
+			g.Fail(fmt.Sprintf("saver diverges from the model of the contract (seed %d, sequence %d; rerun with CHECKPOINTKIT_SEED=%d: %s).\n"+
 				"Minimal reproduction (%d ops, shrunk from %d), on an empty saver s:\n%s"+
-				"op %d diverges: %s", base, n, sd, len(small), len(ops), reproduction(small), at, why))
+				"op %d diverges: %s", base, n, sd, rerunCommand(sd), len(small), len(ops), reproduction(small), at, why))
 		}
 	})
 }

@@ -194,6 +194,14 @@ func putSpecs(e *env) {
 			got := e.get(ctx, "t", "", "c1").Checkpoint
 			Expect(got.V).To(Equal(4))
 			Expect(got.TS).To(Equal(cp.TS))
+			// Every format version comes back as given, not only today's.
+			for _, v := range []int{1, 2, 3, 5, 1000} {
+				vcp := cpOf(fmt.Sprintf("v%04d", v), nil, nil)
+				vcp.V = v
+				e.putCP(ctx, spec.Config{ThreadID: "t"}, vcp, nil, nil)
+				Expect(e.get(ctx, "t", "", vcp.ID).Checkpoint.V).To(Equal(v), "V of checkpoint %s", vcp.ID)
+				Expect(e.listFirst(ctx, spec.ListOptions{ThreadID: "t", CheckpointID: vcp.ID}).Checkpoint.V).To(Equal(v), "V of listed checkpoint %s", vcp.ID)
+			}
 			Expect(got.ChannelVersions).To(Equal(cp.ChannelVersions))
 			Expect(got.VersionsSeen).To(Equal(cp.VersionsSeen))
 			// Timestamps come back as the same string, trailing zeros kept.
@@ -248,7 +256,7 @@ func putSpecs(e *env) {
 			keepsUpdated := e.get(ctx, "t", "", "c1").Checkpoint.UpdatedChannels != nil
 			unchanged := func(what string) {
 				g.GinkgoHelper()
-				for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+				for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 					expectSame(t.Checkpoint.ChannelValues, map[string]any{"a": map[string]any{"k": []any{int64(1)}}, "b": []byte("xy")}, what+": values")
 					expectSame(map[string]any(t.Metadata), map[string]any{"m": map[string]any{"k": "v"}, "l": []any{"x"}}, what+": metadata")
 					Expect(t.Checkpoint.ChannelVersions).To(Equal(spec.Versions{"a": "1", "b": "1"}), what+": versions")
@@ -274,7 +282,7 @@ func putSpecs(e *env) {
 			wv["w"] = "changed"
 			unchanged("after mutating Put's arguments")
 
-			for _, got := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+			for _, got := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				got.Checkpoint.ChannelValues["a"].(map[string]any)["k"] = "changed"
 				got.Checkpoint.ChannelValues["b"].([]byte)[0] = 'Z'
 				got.Checkpoint.ChannelValues["new"] = 1
@@ -285,7 +293,10 @@ func putSpecs(e *env) {
 				}
 				got.Metadata["m"].(map[string]any)["k"] = "changed"
 				got.Metadata["new"] = 1
-				got.PendingWrites[0].Value.(map[string]any)["w"] = "changed"
+				Expect(got.PendingWrites).To(HaveLen(1))
+				if m, ok := got.PendingWrites[0].Value.(map[string]any); ok {
+					m["w"] = "changed"
+				}
 				got.PendingWrites[0].TaskID = "changed"
 			}
 			unchanged("after mutating returned tuples")
@@ -293,7 +304,7 @@ func putSpecs(e *env) {
 
 		check("[PUT-13] returns empty, non-nil maps for nil inputs", lPut, func(ctx context.Context) {
 			e.putCP(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "c1", TS: tsOf("c1")}, nil, nil)
-			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				Expect(t.Checkpoint.ChannelValues).NotTo(BeNil())
 				Expect(t.Checkpoint.ChannelValues).To(BeEmpty())
 				Expect(t.Checkpoint.ChannelVersions).NotTo(BeNil())

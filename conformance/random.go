@@ -424,6 +424,9 @@ func (s *genState) drawPut(r *rand.Rand, th, ns string) op {
 		}
 	}
 	cp := cpOf(pick(r, rIDs), vals, vers)
+	// Format versions other than today's, without drawing from r: a saver
+	// that drops V diverges.
+	cp.V = 1 + s.version%4
 	return op{kind: opPut, cfg: spec.Config{ThreadID: th, Namespace: ns, CheckpointID: parent}, cp: cp, md: randMetadata(r), nv: nv}
 }
 

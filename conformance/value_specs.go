@@ -246,7 +246,7 @@ func valueSpecs(e *env) {
 		check("[VALUE-1] reads channel values back with their types", lPut, func(ctx context.Context) {
 			vals := typeValues()
 			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
-			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				expectSameTypes(t.Checkpoint.ChannelValues, vals, "channel values")
 			}
 		})
@@ -278,7 +278,7 @@ func valueSpecs(e *env) {
 		check("[VALUE-2] round-trips the whole value model as channel values", lPut, func(ctx context.Context) {
 			vals := modelValues()
 			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
-			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.list(ctx, spec.ListOptions{ThreadID: "t"})[0]} {
+			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				expectSameValues(t.Checkpoint.ChannelValues, vals, "channel")
 			}
 		})
@@ -379,7 +379,7 @@ func valueSpecs(e *env) {
 			}
 			e.put(ctx, "t", "", "", "c1", in)
 			expectSame(map[string]any(e.get(ctx, "t", "", "c1").Metadata), want, "metadata")
-			expectSame(map[string]any(e.list(ctx, spec.ListOptions{ThreadID: "t"})[0].Metadata), want, "listed metadata")
+			expectSame(map[string]any(e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).Metadata), want, "listed metadata")
 		})
 
 		check("[VALUE-7] removes NULs from top-level string metadata values only", lPut, func(ctx context.Context) {

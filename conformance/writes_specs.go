@@ -139,7 +139,7 @@ func writesSpecs(e *env) {
 				differ("pending writes come back in insertion order (LangGraph's in-memory, SQLite and MongoDB savers)")
 			}
 			Expect(got).To(equalTyped(want))
-			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t"})[0].PendingWrites).To(equalTyped(want))
+			Expect(e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).PendingWrites).To(equalTyped(want))
 		})
 
 		check("[WRITES-10] attaches writes to one checkpoint only; a child starts with none", lWrites, func(ctx context.Context) {

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/checkpointkit/checkpointkit/conformance"
 	"github.com/checkpointkit/checkpointkit/conformance/report"
 )
 
@@ -268,6 +269,11 @@ func runSuite(ctx context.Context, dir, name string, stop bool, args []string) (
 	cmd.Env = append(os.Environ(), envMutant+"="+name, envReport+"="+reportPath)
 	if stop {
 		cmd.Env = append(cmd.Env, envStop+"=1")
+	}
+	if os.Getenv("CHECKPOINTKIT_SEED") == "" {
+		// The suite draws a new seed on every run; the matrix judges every
+		// mutant on the same sequences.
+		cmd.Env = append(cmd.Env, fmt.Sprintf("CHECKPOINTKIT_SEED=%d", conformance.KillMatrixSeed))
 	}
 	var out bytes.Buffer
 	// One buffer for both streams: they share one pipe, so the race
