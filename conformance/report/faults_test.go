@@ -5,6 +5,7 @@ import "testing"
 func TestHarnessCapabilityNotSupportedKeepsFull(t *testing.T) {
 	rules := []RuleResult{
 		{ID: "PUT-1", Tier: TierCore, Capability: "put", Status: StatusPassed},
+		{ID: "LIST-1", Tier: TierStrict, Capability: "list", Status: StatusPassed},
 		{ID: "FAULT-1", Tier: TierStrict, Capability: "faults", Status: StatusNotSupported},
 		{ID: "PRUNE-1", Tier: TierStrict, Capability: "prune", Status: StatusPassed},
 	}
@@ -13,12 +14,12 @@ func TestHarnessCapabilityNotSupportedKeepsFull(t *testing.T) {
 	if h.Level != LevelFull {
 		t.Fatalf("level %s with faults not supported, want FULL", h.Level)
 	}
-	h.Rules[2].Status = StatusNotSupported
+	h.Rules[3].Status = StatusNotSupported
 	h.SetLevels()
 	if h.Level != LevelBase {
 		t.Fatalf("level %s with prune not supported, want BASE", h.Level)
 	}
-	h.Rules[1].Status = StatusFailed
+	h.Rules[2].Status = StatusFailed
 	h.SetLevels()
 	if h.Level != LevelPartial {
 		t.Fatalf("level %s with a fault rule failed, want PARTIAL", h.Level)
