@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 
+	"github.com/checkpointkit/checkpointkit/adapters/internal/fastvalue"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -173,7 +175,7 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 				continue
 			}
 			// Decode per tuple: tuples must not share mutable values.
-			v, err := s.serde.Decode(data)
+			v, err := fastvalue.Decode(s.serde, data)
 			if err != nil {
 				return fmt.Errorf("checkpoint %q channel %q: %w", t.Config.CheckpointID, ch, err)
 			}
@@ -202,17 +204,21 @@ func (s *Saver) loadWrites(ctx context.Context, q querier, page []*spec.Tuple) e
 		if err != nil {
 			return err
 		}
+		aliases := fastvalue.Aliases(s.serde)
 		for rows.Next() {
 			var (
 				k    rowKey
 				w    spec.PendingWrite
-				data []byte
+				data sql.RawBytes // decoded at once: no copy to keep
 			)
 			if err := rows.Scan(&k.thread, &k.ns, &k.id, &w.TaskID, &w.Channel, &data); err != nil {
 				rows.Close()
 				return err
 			}
-			if w.Value, err = s.serde.Decode(data); err != nil {
+			if aliases {
+				data = bytes.Clone(data) // the serde may keep it
+			}
+			if w.Value, err = fastvalue.Decode(s.serde, data); err != nil {
 				rows.Close()
 				return fmt.Errorf("checkpoint %q write to %q: %w", k.id, w.Channel, err)
 			}
