@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // A node returning a Command writes its update, then a branch:to:X write
@@ -29,7 +31,10 @@ func TestCommandNode(t *testing.T) {
 			nil, []any{"router"}, []string{"log", "q"}},
 		{"update only", refengine.Command{Update: map[string]any{"log": []any{"extra"}}},
 			nil, []any{"extra"}, []string{"log"}},
+		{"sends", refengine.Command{Goto: []string{"c"}, Sends: []refengine.Send{{Node: "b", Arg: refengine.State{}}, {Node: "b", Arg: refengine.State{}}}},
+			nil, []any{"router", "c", "b", "b"}, []string{"log", "branch:to:c", "__pregel_tasks", "__pregel_tasks"}},
 		{"goto unknown node", refengine.Command{Goto: []string{"nope"}}, refengine.ErrInvalidGraph, nil, nil},
+		{"send to unknown node", refengine.Command{Sends: []refengine.Send{{Node: "nope"}}}, refengine.ErrInvalidGraph, nil, nil},
 		{"goto start", refengine.Command{Goto: []string{refengine.Start}}, refengine.ErrInvalidGraph, nil, nil},
 		{"resume from a node", refengine.Command{Resume: "x"}, refengine.ErrInvalidUpdate, nil, nil},
 	} {
@@ -73,7 +78,7 @@ func TestCommandNode(t *testing.T) {
 				if c.Method == trace.MethodPutWrites && c.TaskPath == "~__pregel_pull, router" {
 					for _, w := range c.Writes {
 						chans = append(chans, w.Channel)
-						if w.Channel != "q" && w.Channel != "log" && w.Value != nil {
+						if strings.HasPrefix(w.Channel, "branch:to:") && w.Value != nil {
 							t.Errorf("goto write %s = %v, want nil", w.Channel, w.Value)
 						}
 					}
@@ -107,5 +112,33 @@ func TestCommandNodeUpdateState(t *testing.T) {
 	snap, err := g.GetState(ctx, cfg, refengine.StateOptions{})
 	if err != nil || snap.Values["q"] != "x" || len(snap.Next) != 0 {
 		t.Fatalf("after update: %+v, %v", snap, err)
+	}
+}
+
+// Invoke with a Command's Sends writes them as null-task __pregel_tasks
+// writes (pregel-semantics §2.3 item 2) and runs their PUSH tasks.
+func TestCommandSendsOnInvoke(t *testing.T) {
+	ctx := context.Background()
+	runs := newCounter("w")
+	g := compile(t, refengine.NewStateGraph().
+		AddKey("log", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("w", func(_ context.Context, st refengine.State) (refengine.Update, error) {
+			runs.n["w"].Add(1)
+			return refengine.Update{"log": []any{st["item"]}}, nil
+		}).
+		AddEdge(refengine.Start, "w"), refengine.CompileOptions{Saver: memory.New()})
+	cfg := refengine.RunConfig{ThreadID: "t", Deterministic: true}
+	if _, err := g.Invoke(ctx, refengine.State{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, refengine.Command{Sends: []refengine.Send{{Node: "w", Arg: refengine.State{"item": "x"}}, {Node: "w", Arg: refengine.State{"item": "y"}}}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Values["log"].([]any); !slices.Equal(got, []any{nil, "x", "y"}) || runs.get("w") != 3 {
+		t.Errorf("log = %v after %d runs of w, want [<nil> x y] after 3", got, runs.get("w"))
+	}
+	if _, err := g.Invoke(ctx, refengine.Command{Sends: []refengine.Send{{Node: "nope"}}}, cfg); !errors.Is(err, spec.ErrInvalidArgument) {
+		t.Errorf("send to an unknown node: %v, want ErrInvalidArgument", err)
 	}
 }

@@ -37,7 +37,8 @@
 //     [ErrInterruptSwallowed]. CompileOptions.InterruptBefore and
 //     InterruptAfter stop around named nodes.
 //   - A node added with [StateGraph.AddCommandNode] returns a [Command]:
-//     its update, then its gotos (written as a conditional edge's routes).
+//     its update, then its gotos and Sends (written as a conditional
+//     edge's routes).
 //   - A compiled graph added with [StateGraph.AddSubgraph], or invoked by
 //     a node function with [Graph.InvokeFromNode], runs in the namespace
 //     spec.ChildNamespace(parent, node, taskID) on the parent's saver, with
@@ -86,9 +87,8 @@
 // {"node", "arg"} maps, interrupts as lists of {"value", "id"} maps and
 // errors as their message. What refengine leaves out, because savers see
 // nothing new in it: the functional API, node caches and retry policies,
-// delta channels, deferred nodes, stream modes, Command(graph=PARENT) and
-// Sends in a Command's goto, and time travel addressed through a subgraph
-// snapshot's checkpoint map. Stateful subgraphs and the parent-replay
+// delta channels, deferred nodes, stream modes, Command(graph=PARENT), and
+// time travel addressed through a subgraph snapshot's checkpoint map. Stateful subgraphs and the parent-replay
 // lookup are included.
 //
 // # Differences from LangGraph.js

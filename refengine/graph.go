@@ -151,10 +151,11 @@ func (g *StateGraph) AddNode(name string, fn NodeFunc) *StateGraph {
 
 // CommandFunc is a node that steers the graph with the [Command] it
 // returns, as a LangGraph node returning a Command does: Command.Update
-// writes state keys and Command.Goto names the nodes to run next (End is
-// dropped), written like a conditional edge's routes, after the updates
-// and before the node's static edges. Resume and ResumeMap belong to
-// Invoke: a node returning them fails with ErrInvalidUpdate.
+// writes state keys, Command.Goto names the nodes to run next (End is
+// dropped) and Command.Sends schedule PUSH tasks, written like a
+// conditional edge's routes, after the updates and before the node's
+// static edges. Resume and ResumeMap belong to Invoke: a node returning
+// them fails with ErrInvalidUpdate.
 type CommandFunc func(ctx context.Context, state State) (Command, error)
 
 // AddCommandNode adds a node running fn, which returns a Command.

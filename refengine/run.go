@@ -23,8 +23,8 @@ func (State) isInput()   {}
 func (Command) isInput() {}
 
 // Command resumes or steers a thread instead of giving it new input; a
-// node added with StateGraph.AddCommandNode returns one (Update and Goto
-// only) to steer the graph from inside.
+// node added with StateGraph.AddCommandNode returns one (Update, Goto and
+// Sends only) to steer the graph from inside.
 type Command struct {
 	// Resume is the value the pending Interrupt call returns. nil means no
 	// resume value. It is an error while several interrupts are pending.
@@ -36,6 +36,9 @@ type Command struct {
 	Update map[string]any
 	// Goto schedules nodes to run next.
 	Goto []string
+	// Sends schedule PUSH tasks, each running its node on its own argument
+	// (LangGraph's Command(goto=Send(...))); they are written after Goto.
+	Sends []Send
 }
 
 // RunConfig addresses a thread and controls a run. Every Graph method
@@ -265,6 +268,16 @@ func (l *loop) commandWrites(cmd Command) ([]spec.Write, error) {
 			return nil, fmt.Errorf("refengine: %w: goto unknown node %q", spec.ErrInvalidArgument, n)
 		}
 		writes = append(writes, spec.Write{Channel: branchPrefix + n, Value: Start})
+	}
+	for _, snd := range cmd.Sends {
+		if nd := l.g.byName[snd.Node]; nd == nil || nd.start {
+			return nil, fmt.Errorf("refengine: %w: send to unknown node %q", spec.ErrInvalidArgument, snd.Node)
+		}
+		v, err := sendValue(snd)
+		if err != nil {
+			return nil, fmt.Errorf("refengine: %w", err)
+		}
+		writes = append(writes, spec.Write{Channel: tasksChannel, Value: v})
 	}
 	for _, k := range slices.Sorted(maps.Keys(cmd.Update)) {
 		if !l.g.isKey(k) {

@@ -70,6 +70,7 @@ func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) (writes []s
 	n := t.node
 	var upd Update
 	var gotos []string
+	var sends []Send
 	switch {
 	case n.start:
 		upd = Update(t.input)
@@ -89,20 +90,21 @@ func (l *loop) runTask(ctx context.Context, t *task, sp *scratchpad) (writes []s
 			if cmd.Resume != nil || cmd.ResumeMap != nil {
 				err = fmt.Errorf("%w: node %q returned a Command with a resume value", ErrInvalidUpdate, n.name)
 			}
-			upd, gotos = cmd.Update, cmd.Goto
+			upd, gotos, sends = cmd.Update, cmd.Goto, cmd.Sends
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return l.g.nodeWrites(ctx, n, l.chans, upd, gotos...)
+	return l.g.nodeWrites(ctx, n, l.chans, upd, Route{Nodes: gotos, Sends: sends})
 }
 
 // nodeWrites turns a node's update into channel writes in LangGraph's
-// order: state keys (sorted), the gotos of a returned Command, static
-// edges, join barriers, then the writes of conditional edges evaluated on
-// the state with the node's own writes applied.
-func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channel, upd Update, gotos ...string) ([]spec.Write, error) {
+// order: state keys (sorted), the gotos and Sends of a returned Command,
+// static edges, join barriers, then the writes of conditional edges
+// evaluated on the state with the node's own writes applied. command holds
+// the gotos and Sends of a Command the node returned.
+func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channel, upd Update, command Route) ([]spec.Write, error) {
 	var writes []spec.Write
 	for _, k := range slices.Sorted(maps.Keys(upd)) {
 		if !g.isKey(k) {
@@ -114,15 +116,11 @@ func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channe
 		}
 		writes = append(writes, spec.Write{Channel: k, Value: v})
 	}
-	for _, target := range gotos {
-		if target == End {
-			continue
-		}
-		if tn := g.byName[target]; tn == nil || tn.start {
-			return nil, fmt.Errorf("%w: goto from %q to unknown node %q", ErrInvalidGraph, n.name, target)
-		}
-		writes = append(writes, spec.Write{Channel: branchPrefix + target})
+	rw, err := g.routeWrites(n, command)
+	if err != nil {
+		return nil, err
 	}
+	writes = append(writes, rw...)
 	for _, e := range n.edges {
 		writes = append(writes, spec.Write{Channel: branchPrefix + e})
 	}
@@ -141,25 +139,38 @@ func (g *Graph) nodeWrites(ctx context.Context, n *node, chans map[string]channe
 		if err != nil {
 			return nil, err
 		}
-		for _, target := range route.Nodes {
-			if target == End {
-				continue
-			}
-			if tn := g.byName[target]; tn == nil || tn.start {
-				return nil, fmt.Errorf("%w: route from %q to unknown node %q", ErrInvalidGraph, n.name, target)
-			}
-			writes = append(writes, spec.Write{Channel: branchPrefix + target})
+		rw, err := g.routeWrites(n, route)
+		if err != nil {
+			return nil, err
 		}
-		for _, s := range route.Sends {
-			if tn := g.byName[s.Node]; tn == nil || tn.start {
-				return nil, fmt.Errorf("%w: send from %q to unknown node %q", ErrInvalidGraph, n.name, s.Node)
-			}
-			v, err := sendValue(s)
-			if err != nil {
-				return nil, err
-			}
-			writes = append(writes, spec.Write{Channel: tasksChannel, Value: v})
+		writes = append(writes, rw...)
+	}
+	return writes, nil
+}
+
+// routeWrites are the writes of a route (or a Command's gotos and Sends)
+// from node n: branch:to:X (value None) per node but End, then one
+// __pregel_tasks write per Send.
+func (g *Graph) routeWrites(n *node, r Route) ([]spec.Write, error) {
+	var writes []spec.Write
+	for _, target := range r.Nodes {
+		if target == End {
+			continue
 		}
+		if tn := g.byName[target]; tn == nil || tn.start {
+			return nil, fmt.Errorf("%w: route from %q to unknown node %q", ErrInvalidGraph, n.name, target)
+		}
+		writes = append(writes, spec.Write{Channel: branchPrefix + target})
+	}
+	for _, s := range r.Sends {
+		if tn := g.byName[s.Node]; tn == nil || tn.start {
+			return nil, fmt.Errorf("%w: send from %q to unknown node %q", ErrInvalidGraph, n.name, s.Node)
+		}
+		v, err := sendValue(s)
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, spec.Write{Channel: tasksChannel, Value: v})
 	}
 	return writes, nil
 }

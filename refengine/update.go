@@ -135,7 +135,7 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		if n == nil {
 			return spec.Config{}, fmt.Errorf("refengine: %w: update as unknown node %q", spec.ErrInvalidArgument, u.AsNode)
 		}
-		writes, err := g.nodeWrites(ctx, n, chans, u.Values)
+		writes, err := g.nodeWrites(ctx, n, chans, u.Values, Route{})
 		if err != nil {
 			return spec.Config{}, err
 		}

@@ -17,6 +17,7 @@ func init() {
 		"subgraph_in_node":          subgraphInNodeRun,
 		"subgraph_in_node_resume":   subgraphInNodeResumeRun,
 		"parallel_resume":           parallelResumeRun,
+		"command_send":              commandSendRun,
 		"subgraph_in_node_stateful": subgraphInNodeStatefulRun,
 	} {
 		lgjsOnly[name] = run
@@ -47,6 +48,28 @@ func commandNodeRun(ctx context.Context, rec spec.Saver) error {
 		}
 	}
 	return nil
+}
+
+// commandSendRun: router returns a Command with two Sends to w and an
+// update; each w logs its item.
+func commandSendRun(ctx context.Context, rec spec.Saver) error {
+	g, err := logGraph().
+		AddCommandNode("router", func(context.Context, refengine.State) (refengine.Command, error) {
+			return refengine.Command{
+				Sends:  []refengine.Send{{Node: "w", Arg: refengine.State{"item": "x"}}, {Node: "w", Arg: refengine.State{"item": "y"}}},
+				Update: map[string]any{"log": []any{"router"}},
+			}, nil
+		}).
+		AddNode("w", func(_ context.Context, st refengine.State) (refengine.Update, error) {
+			return refengine.Update{"log": []any{fmt.Sprint("w:", st["item"])}}, nil
+		}).
+		AddEdge(refengine.Start, "router").
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	_, err = g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, lgjsRun("engine-command-send", refengine.DurabilitySync))
+	return err
 }
 
 // updateCopyBulkRun: the linear graph, then a bulk update of its step-0

@@ -25,7 +25,7 @@ var lgjsScenarios = []string{"linear", "linear_async", "interrupt_resume", "inte
 	"conditional", "fanout_fanin", "exit_linear", "state_history", "failure_retry",
 	"failure_siblings", "subgraph_node", "update_copy",
 	"command_node", "update_copy_bulk", "subgraph_in_node", "subgraph_in_node_resume",
-	"parallel_resume", "subgraph_in_node_stateful"}
+	"parallel_resume", "subgraph_in_node_stateful", "command_send"}
 
 // Not compared yet: parallel_interrupts (bridge/js/scenarios has it) runs
 // two Send tasks whose subgraphs interleave their saver calls in

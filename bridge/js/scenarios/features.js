@@ -3,7 +3,7 @@
 // subgraphs invoked from inside a node function and parallel interrupts
 // resumed by ID. scenarios.js merges them into its table; each mirrors the
 // Go scenario of the same name in refengine/enginetest.
-import { Annotation, Command, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { Annotation, Command, START, Send, StateGraph, interrupt } from "@langchain/langgraph";
 
 const append = (a, b) => a.concat(b);
 
@@ -61,6 +61,20 @@ export const featureScenarios = {
       .addEdge(START, "router")
       .compile({ checkpointer: saver });
     for (const q of ["L", "R"]) await g.invoke({ log: [], q }, thread("engine-command-node"));
+  },
+  // router returns Command({goto: two Sends to w, update}); each w logs
+  // its item.
+  async command_send(saver) {
+    const g = new StateGraph(LogState)
+      .addNode(
+        "router",
+        () => new Command({ goto: [new Send("w", { item: "x" }), new Send("w", { item: "y" })], update: { log: ["router"] } }),
+        { ends: ["w"] },
+      )
+      .addNode("w", (st) => ({ log: [`w:${st.item}`] }))
+      .addEdge(START, "router")
+      .compile({ checkpointer: saver });
+    await g.invoke({ log: [], q: "hi" }, thread("engine-command-send"));
   },
   // The linear graph, then a bulk update of its step-0 checkpoint (next:
   // a): a __copy__ superstep, then a superstep updating the copy as a; the
