@@ -88,8 +88,8 @@
 // errors as their message. What refengine leaves out, because savers see
 // nothing new in it: the functional API, node caches and retry policies,
 // delta channels, deferred nodes, stream modes, Command(graph=PARENT), and
-// time travel addressed through a subgraph snapshot's checkpoint map. Stateful subgraphs and the parent-replay
-// lookup are included.
+// time travel addressed through a subgraph snapshot's checkpoint map.
+// Stateful subgraphs and the parent-replay lookup are included.
 //
 // # Differences from LangGraph.js
 //
@@ -168,6 +168,8 @@
 //     refengine. The retry is the same: regular writes are restored even
 //     next to an error.
 //   - With async durability (§7) the order of a background Put relative to
-//     the next step's writes is up to the scheduler in both engines; such
-//     scenarios are compared as multisets of calls.
+//     the next step's writes, and the order in which concurrent tasks
+//     commit (§2.5), are up to the scheduler in both engines; such
+//     scenarios are compared as multisets of calls, and pending writes
+//     read back are compared by task.
 package refengine
