@@ -18,7 +18,8 @@ import (
 )
 
 // lgjsScenarios are the scenarios written for both engines: the Go side in
-// enginetest, the JS side in bridge/js/scenarios/scenarios.js.
+// enginetest or in lgjsOnly (lgjs_scenarios_test.go, lgjs_features_test.go),
+// the JS side in bridge/js/scenarios/scenarios.js (and features.js).
 var lgjsScenarios = []string{"linear", "linear_async", "interrupt_resume", "interrupt_twice", "static_interrupts", "interrupt_before",
 	"new_input_discards", "command_goto", "update_fork", "sibling_forks", "replay_history",
 	"send_map_reduce", "stateful_subgraph",
