@@ -26,6 +26,7 @@ const (
 	codeUnsupportedValue = "unsupported_value"
 	codeCanceled         = "canceled"
 	codeDeadlineExceeded = "deadline_exceeded"
+	codeUnavailable      = "unavailable"
 	codeUnsupported      = "unsupported"
 	codeBadRequest       = "bad_request"
 	codeInternal         = "internal"
@@ -39,12 +40,13 @@ var codeSentinels = map[string]error{
 	codeUnsupportedValue: spec.ErrUnsupportedValue,
 	codeCanceled:         context.Canceled,
 	codeDeadlineExceeded: context.DeadlineExceeded,
+	codeUnavailable:      spec.ErrUnavailable,
 	codeUnsupported:      errors.ErrUnsupported,
 	codeBadRequest:       ErrBadRequest,
 }
 
-// codeOf returns the protocol code of err: context errors first, then the
-// spec sentinels, errors.ErrUnsupported and ErrBadRequest; internal for
+// codeOf returns the protocol code of err: context errors first, then
+// spec.ErrUnavailable and the other spec sentinels, errors.ErrUnsupported and ErrBadRequest; internal for
 // anything else.
 func codeOf(err error) string {
 	switch {
@@ -52,6 +54,8 @@ func codeOf(err error) string {
 		return codeDeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		return codeCanceled
+	case errors.Is(err, spec.ErrUnavailable):
+		return codeUnavailable
 	case errors.Is(err, spec.ErrNotFound):
 		return codeNotFound
 	case errors.Is(err, spec.ErrInvalidConfig):

@@ -23,6 +23,7 @@ func TestErrorCodes(t *testing.T) {
 		{spec.ErrUnsupportedValue, "unsupported_value"},
 		{context.Canceled, "canceled"},
 		{context.DeadlineExceeded, "deadline_exceeded"},
+		{spec.ErrUnavailable, "unavailable"},
 		{errors.ErrUnsupported, "unsupported"},
 		{ErrBadRequest, "bad_request"},
 	} {

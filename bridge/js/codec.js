@@ -15,6 +15,7 @@ export const Codes = Object.freeze({
   UNSUPPORTED_VALUE: "unsupported_value",
   CANCELED: "canceled",
   DEADLINE_EXCEEDED: "deadline_exceeded",
+  UNAVAILABLE: "unavailable",
   UNSUPPORTED: "unsupported",
   BAD_REQUEST: "bad_request",
   INTERNAL: "internal",
@@ -27,6 +28,25 @@ export class BridgeError extends Error {
     this.name = "BridgeError";
     this.code = code;
   }
+}
+
+// Node's error codes for a peer that cannot be reached or went away.
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+// The MongoDB driver's error classes for the same.
+const NETWORK_NAMES = new Set(["MongoNetworkError", "MongoNetworkTimeoutError", "MongoServerSelectionError", "MongoTopologyClosedError"]);
+
+// unavailable reports whether a saver's error means its backend could not
+// be reached or the connection was lost (protocol code `unavailable`): a
+// network error of Node, the MongoDB driver's network and server
+// selection errors, PostgreSQL's connection exceptions (SQLSTATE class 08)
+// and shutdown codes (57P01-57P03), or such an error as a cause.
+export function unavailable(err) {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; e = e.cause, depth++) {
+    if (NETWORK_CODES.has(e.code) || NETWORK_NAMES.has(e.name)) return true;
+    if (typeof e.code === "string" && /^(08[0-9A-Z]{3}|57P0[123])$/.test(e.code)) return true;
+    if (e.message === "Connection terminated unexpectedly") return true; // node-postgres
+  }
+  return false;
 }
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;

@@ -28,6 +28,7 @@ import {
   decodeMap,
   decodeWrites,
   tupleToWire,
+  unavailable,
   versionFromWire,
   versionToWire,
   versionsFromWire,
@@ -378,7 +379,8 @@ async function handle(msg) {
     } else {
       const thread = threadOf(msg.params);
       const where = thread === undefined ? msg.method : `${msg.method} (thread ${JSON.stringify(thread)})`;
-      sendError(id, new BridgeError(Codes.INTERNAL, `${kind.name}.${where}: ${err?.message ?? err}`));
+      const code = unavailable(err) ? Codes.UNAVAILABLE : Codes.INTERNAL;
+      sendError(id, new BridgeError(code, `${kind.name}.${where}: ${err?.message ?? err}`));
     }
   } finally {
     clearTimeout(timer);
@@ -465,3 +467,4 @@ function main() {
 }
 
 main();
+

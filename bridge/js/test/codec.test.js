@@ -12,6 +12,7 @@ import {
   encodeValue,
   tupleFromWire,
   tupleToWire,
+  unavailable,
   versionFromWire,
   versionToWire,
   versionsFromWire,
@@ -212,4 +213,17 @@ test("encodeMap leaves top-level keys untagged and drops undefined", () => {
   assert.deepEqual(encodeMap({ a: undefined, b: 1 }), { b: 1 });
   assert.deepEqual(encodeMap(undefined), {});
   assert.throws(() => encodeMap([1]), BridgeError);
+});
+
+test("unavailable recognises lost connections and nothing else", () => {
+  const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+  assert.equal(unavailable(refused), true);
+  assert.equal(unavailable(Object.assign(new Error("server closed"), { name: "MongoNetworkError" })), true);
+  assert.equal(unavailable(Object.assign(new Error("admin shutdown"), { code: "57P01" })), true);
+  assert.equal(unavailable(Object.assign(new Error("connection failure"), { code: "08006" })), true);
+  assert.equal(unavailable(new Error("put failed", { cause: refused })), true);
+  assert.equal(unavailable(Object.assign(new Error("duplicate key"), { code: "23505" })), false);
+  assert.equal(unavailable(new Error("disk full")), false);
+  assert.equal(unavailable(undefined), false);
+  assert.equal(Codes.UNAVAILABLE, "unavailable");
 });
