@@ -2,16 +2,21 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/checkpointkit/checkpointkit/conformance"
+	"github.com/checkpointkit/checkpointkit/conformance/report"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -63,7 +68,7 @@ func faultHarness(t *testing.T, dsn, restart string, bouncer bool) *conformance.
 				pool.Close()
 				return nil, nil, err
 			}
-			return s, func() {
+			return broken(s), func() {
 				pool.Close()
 				_ = unsetSaver(t, direct, WithSchema(schema)).DropSchema(context.Background())
 			}, nil
@@ -108,4 +113,95 @@ func poolConfig(dsn string, bouncer bool) (*pgxpool.Config, error) {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	return cfg, nil
+}
+
+// brokenEnv makes the savers of the faults group deliberately broken, for
+// TestFaultSpecsCatchBrokenSavers: "torn" writes a checkpoint in two
+// statements without a transaction, "raw-errors" hides spec.ErrUnavailable.
+const brokenEnv = "CHECKPOINTKIT_PG_BROKEN"
+
+// tornSaver stores a checkpoint without its values, then again with them:
+// two statements, no transaction, so a cut between them leaves a
+// checkpoint whose values are missing (FAULT-1).
+type tornSaver struct{ *Saver }
+
+func (s tornSaver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+	if _, err := s.Saver.Put(ctx, cfg, cp, md, spec.Versions{}); err != nil {
+		return spec.Config{}, err
+	}
+	return s.Saver.Put(ctx, cfg, cp, md, nv)
+}
+
+// rawErrSaver returns the text of its errors only, as a saver that passes
+// the driver's errors on unclassified would: no spec.ErrUnavailable
+// (FAULT-2).
+type rawErrSaver struct{ *Saver }
+
+func (s rawErrSaver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+	out, err := s.Saver.Put(ctx, cfg, cp, md, nv)
+	if err != nil {
+		return out, errors.New(err.Error())
+	}
+	return out, nil
+}
+
+// broken wraps s as brokenEnv asks.
+func broken(s *Saver) spec.Saver {
+	switch os.Getenv(brokenEnv) {
+	case "torn":
+		return tornSaver{s}
+	case "raw-errors":
+		return rawErrSaver{s}
+	}
+	return s
+}
+
+// TestFaultSpecsCatchBrokenSavers proves the faults group: it runs the
+// Put sweep of the suite, in a child process, against a saver that writes
+// a checkpoint in two statements without a transaction and against one
+// that hides spec.ErrUnavailable, and requires the first to fail FAULT-1
+// and the second FAULT-2. The kill matrix's mutants wrap the memory saver,
+// which has no network, so this is where the FAULT rules are shown to
+// catch what they are about.
+func TestFaultSpecsCatchBrokenSavers(t *testing.T) {
+	testDSN(t)
+	for _, tc := range []struct{ mode, rule string }{{"torn", "[FAULT-1]"}, {"raw-errors", "[FAULT-2]"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "report.json")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1",
+				"-ginkgo.label-filter=faults", "-ginkgo.focus=across Put ")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+tc.mode, "CHECKPOINTKIT_REPORT_JSON="+out, "CHECKPOINTKIT_PG_VIA=")
+			var log strings.Builder
+			cmd.Stdout, cmd.Stderr = &log, &log
+			if err := cmd.Run(); err == nil {
+				t.Fatalf("the faults group passed a %s saver:\n%s", tc.mode, log.String())
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("no report: %v\n%s", err, log.String())
+			}
+			var rep report.Report
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			caught := false
+			for _, h := range rep.Harnesses {
+				for _, sp := range h.Specs {
+					if sp.Status == report.StatusFailed && strings.HasPrefix(sp.Message, tc.rule) {
+						caught = true
+						t.Logf("caught: %s", firstLine(sp.Message))
+					}
+				}
+			}
+			if !caught {
+				t.Fatalf("no spec failed with %s on a %s saver:\n%s", tc.rule, tc.mode, log.String())
+			}
+		})
+	}
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
