@@ -41,6 +41,14 @@
 //   - NotSupported declares optional capabilities the saver lacks; it is
 //     how a saver that cannot List with an empty ThreadID says so, unless
 //     its List fails with an error wrapping errors.ErrUnsupported.
+//   - Faults, for a saver that talks to a server over TCP, gives the
+//     server's address and a way to make a saver that connects through
+//     another address: the suite puts its fault-injecting proxy (package
+//     faultproxy) there and runs the faults group (FAULT-* rules), which
+//     cuts connections after a swept number of bytes during every call and
+//     restarts the connection path; [FaultHarness.Restart] adds a real
+//     server restart. The report counts the faults injected, the calls cut
+//     and the partial outcomes found.
 //
 // Ginkgo's flags pass through go test: -ginkgo.label-filter=list,
 // -ginkgo.focus='LIST-BEFORE-2', -ginkgo.junit-report=out.xml. The suite
@@ -59,7 +67,9 @@
 // Optional capabilities: list_threads (List with an empty ThreadID),
 // copy_thread ([spec.ThreadCopier]), delete_for_runs ([spec.RunDeleter]),
 // prune ([spec.Pruner]) and versions ([spec.VersionGenerator]), the last
-// four detected by type assertion. A saver without one gets "not
+// four detected by type assertion, and faults (network faults, for
+// harnesses with a [FaultHarness]; a harness capability, so a saver without
+// a network stays at FULL without it). A saver without one gets "not
 // supported", never a failure. Only the specs of list_threads list across
 // threads: every other check, "nothing was stored" included, reads one
 // thread at a time.
