@@ -193,10 +193,15 @@ func (c *client) cancel(id int64) {
 	c.out.sendAsync(func(b []byte) []byte { return appendCancel(b, id) })
 }
 
+// cancelGrace bounds the wait for the answer to a request cancelled by its
+// caller's context.
+const cancelGrace = 5 * time.Second
+
 // call sends one request, its params appended by params, and waits for
 // its answer: the result's JSON tree, or an error. When ctx ends first it
-// sends cancel and returns an error wrapping ctx.Err(). An error answer is
-// returned as *Error.
+// sends cancel and waits up to cancelGrace for the answer: the result if
+// the server finished anyway, else an error wrapping ctx.Err(). An error
+// answer is returned as *Error.
 func (c *client) call(ctx context.Context, saver, method string, params func([]byte) ([]byte, error)) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bridge: %s: %w", method, err)
@@ -215,11 +220,20 @@ func (c *client) call(ctx context.Context, saver, method string, params func([]b
 	}
 	m, err := c.next(ctx, p)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			c.cancel(id)
+		ctxErr := ctx.Err()
+		if ctxErr == nil {
+			return nil, err
+		}
+		c.cancel(id)
+		// The server answers a cancelled request too: canceled, or its
+		// result when it was too late to stop. Waiting for that answer
+		// keeps the call all or nothing (SPEC.md CTX-5): a call that fails
+		// changed nothing, and one the server finished succeeds.
+		wait, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelGrace)
+		defer stop()
+		if m, err = c.next(wait, p); err != nil || m.err != nil {
 			return nil, fmt.Errorf("bridge: %s: %w", method, ctxErr)
 		}
-		return nil, err
 	}
 	switch {
 	case m.err != nil:

@@ -209,7 +209,7 @@ func (r *remote) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.W
 	if err := carryable("put writes", spec.ErrInvalidConfig, "task ID", taskID); err != nil {
 		return err
 	}
-	if err := carryable("put writes", spec.ErrInvalidArgument, "task path", taskPath); err != nil {
+	if err := carryable("put writes", spec.ErrInvalidConfig, "task path", taskPath); err != nil {
 		return err
 	}
 	for _, w := range writes {
@@ -294,7 +294,7 @@ func (c copier) CopyThread(ctx context.Context, src, dst string) error {
 
 // DeleteForRuns implements spec.RunDeleter.
 func (d runDeleter) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := carryable("delete for runs", spec.ErrInvalidArgument, "run ID", runIDs...); err != nil {
+	if err := carryable("delete for runs", spec.ErrInvalidConfig, "run ID", runIDs...); err != nil {
 		return err
 	}
 	return d.exec(ctx, "delete_for_runs", func(b []byte) ([]byte, error) {
@@ -378,16 +378,18 @@ func checkPut(cfg spec.Config, cp spec.Checkpoint, newVersions spec.Versions) er
 		}
 	}
 	for node, vs := range cp.VersionsSeen {
-		if err := carryable(op, spec.ErrInvalidArgument, "node", node); err != nil {
+		if err := carryable(op, spec.ErrInvalidConfig, "node", node); err != nil {
 			return err
 		}
-		if err := checkVersions(op, spec.ErrInvalidArgument, vs); err != nil {
+		if err := checkVersions(op, spec.ErrInvalidConfig, vs); err != nil {
 			return err
 		}
 	}
-	if err := carryable(op, spec.ErrInvalidArgument, "updated channel", cp.UpdatedChannels...); err != nil {
+	if err := carryable(op, spec.ErrInvalidConfig, "updated channel", cp.UpdatedChannels...); err != nil {
 		return err
 	}
+	// JSON carries no invalid UTF-8: a timestamp holding some cannot cross
+	// the bridge, although ERR-9 asks savers to keep it.
 	return carryable(op, spec.ErrInvalidArgument, "timestamp", cp.TS)
 }
 
@@ -396,7 +398,7 @@ func checkVersions(op string, channelSentinel error, vs spec.Versions) error {
 		if err := carryable(op, channelSentinel, "channel", ch); err != nil {
 			return err
 		}
-		if err := carryable(op, spec.ErrInvalidArgument, "version", string(v)); err != nil {
+		if err := carryable(op, spec.ErrInvalidConfig, "version", string(v)); err != nil {
 			return err
 		}
 	}

@@ -34,8 +34,20 @@ const (
 // appendValue appends the typed encoding of v. Values outside the
 // plain-value model are normalised with spec.Normalize first; what it
 // rejects, and strings that are not valid UTF-8 (JSON cannot carry them),
-// give an error wrapping spec.ErrUnsupportedValue.
-func appendValue(b []byte, v any) ([]byte, error) {
+// give an error wrapping spec.ErrUnsupportedValue, and so do values nested
+// deeper than spec.MaxValueDepth, self-containing ones included (SPEC.md
+// VALUE-9 and VALUE-10: the saver behind the bridge decides the exact
+// limit, the encoder only has to stop).
+func appendValue(b []byte, v any) ([]byte, error) { return appendNested(b, v, 0) }
+
+// appendNested is appendValue for a value inside depth lists and maps.
+func appendNested(b []byte, v any, depth int) ([]byte, error) {
+	switch v.(type) {
+	case []any, map[string]any, spec.Metadata:
+		if depth >= spec.MaxValueDepth {
+			return b, fmt.Errorf("bridge: value nested deeper than %d levels, or containing itself: %w", spec.MaxValueDepth, spec.ErrUnsupportedValue)
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -63,21 +75,21 @@ func appendValue(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendValue(b, e); err != nil {
+			if b, err = appendNested(b, e, depth+1); err != nil {
 				return b, err
 			}
 		}
 		return append(b, ']'), nil
 	case map[string]any:
-		return appendMap(b, x)
+		return appendMap(b, x, depth)
 	case spec.Metadata:
-		return appendMap(b, x)
+		return appendMap(b, x, depth)
 	}
 	n, err := spec.Normalize(v)
 	if err != nil {
 		return b, err
 	}
-	return appendValue(b, n)
+	return appendNested(b, n, depth)
 }
 
 func appendInt(b []byte, x int64) []byte {
@@ -116,7 +128,7 @@ func appendFloat(b []byte, x float64) []byte {
 
 // appendMap appends a map of values, wrapped in $map when its only key
 // starts with '$' so that it does not read as a tag.
-func appendMap(b []byte, m map[string]any) ([]byte, error) {
+func appendMap(b []byte, m map[string]any, depth int) ([]byte, error) {
 	wrap := false
 	if len(m) == 1 {
 		for k := range m {
@@ -126,7 +138,7 @@ func appendMap(b []byte, m map[string]any) ([]byte, error) {
 	if wrap {
 		b = append(b, `{"`+tagMap+`":`...)
 	}
-	b, err := appendObject(b, m)
+	b, err := appendFields(b, m, depth+1)
 	if err != nil {
 		return b, err
 	}
@@ -139,7 +151,11 @@ func appendMap(b []byte, m map[string]any) ([]byte, error) {
 // appendObject appends m as a JSON object whose values are typed values.
 // The object itself is never wrapped: it is a shape (channel values,
 // metadata, a filter) or the inside of $map.
-func appendObject(b []byte, m map[string]any) ([]byte, error) {
+func appendObject(b []byte, m map[string]any) ([]byte, error) { return appendFields(b, m, 0) }
+
+// appendFields is appendObject for an object whose values are inside depth
+// lists and maps.
+func appendFields(b []byte, m map[string]any, depth int) ([]byte, error) {
 	b = append(b, '{')
 	first := true
 	for k, v := range m {
@@ -153,7 +169,7 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		b = appendString(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendValue(b, v); err != nil {
+		if b, err = appendNested(b, v, depth); err != nil {
 			return b, err
 		}
 	}
