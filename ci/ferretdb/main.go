@@ -55,6 +55,7 @@ type options struct {
 	dataDir    string
 	logLevel   slog.Level
 	sync       string
+	pgURL      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -67,6 +68,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dataDir, "data-dir", "",
 		"directory for the SQLite databases (created if missing); empty means a new temporary directory removed on exit")
 	fs.StringVar(&level, "log-level", "error", "log level: debug, info, warn or error")
+	fs.StringVar(&o.pgURL, "postgresql-url", "",
+		"serve from this PostgreSQL database (FerretDB's PostgreSQL backend) instead of SQLite files; the database must exist")
 	fs.StringVar(&o.sync, "synchronous", "normal",
 		"SQLite synchronous pragma: off, normal or full (FerretDB's own default is full, one fsync per commit)")
 	if err := fs.Parse(args); err != nil {
@@ -126,12 +129,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	f, err := ferretdb.New(&ferretdb.Config{
+	cfg := &ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: o.listenAddr},
 		Handler:   "sqlite",
 		SQLiteURL: su,
 		Logger:    logger,
-	})
+	}
+	if o.pgURL != "" {
+		cfg.Handler, cfg.SQLiteURL, cfg.PostgreSQLURL = "postgresql", "", o.pgURL
+	}
+	f, err := ferretdb.New(cfg)
 	if err != nil {
 		return err
 	}

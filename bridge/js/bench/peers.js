@@ -3,7 +3,7 @@
 // Go side (without allocations).
 //
 //   node bridge/js/bench/peers.js --saver memory|sqlite|postgres|mongo \
-//     [--iters N] [--depths 10,2000]
+//     [--iters N] [--depths 10,2000] [--as NAME]
 //
 // "put" is one put of a checkpoint holding a 1 KB value plus one putWrites
 // of two writes (that value and a small integer). The reads are getTuple of
@@ -29,6 +29,7 @@ const names = {
   sqlite: "LangGraph.js SqliteSaver",
   postgres: "LangGraph.js PostgresSaver",
   mongo: "LangGraph.js MongoDBSaver",
+  "mongo-pg": "LangGraph.js MongoDBSaver (FerretDB on PostgreSQL)",
 };
 
 function requireEnv(name) {
@@ -192,6 +193,7 @@ const { values } = parseArgs({
     saver: { type: "string" },
     iters: { type: "string", default: "0" },
     depths: { type: "string", default: "10,2000" },
+    as: { type: "string" },
   },
 });
 if (!(values.saver in openers)) {
@@ -204,4 +206,11 @@ if (depths.some((d) => !Number.isInteger(d) || d < LIST_LIMIT)) {
   console.error(`peers.js: bad --depths ${values.depths}: want integers of at least ${LIST_LIMIT}`);
   process.exit(2);
 }
-process.stdout.write(`${JSON.stringify(await measure(values.saver, iters, depths))}\n`);
+const result = await measure(values.saver, iters, depths);
+if (values.as) {
+  // Reported under another name, e.g. mongo-pg: the mongo saver on a
+  // FerretDB served from PostgreSQL.
+  result.saver = values.as;
+  result.name = names[values.as] ?? result.name;
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);

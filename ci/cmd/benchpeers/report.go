@@ -18,7 +18,7 @@ const (
 )
 
 // saverOrder is the order of the table's rows.
-var saverOrder = []string{"memory", "sqlite", "postgres", "mongo"}
+var saverOrder = []string{"memory", "sqlite", "postgres", "mongo", "mongo-pg"}
 
 func reportCmd(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)

@@ -65,6 +65,7 @@ var goNames = map[string]string{
 	"sqlite":   "Go SQLite",
 	"postgres": "Go PostgreSQL",
 	"mongo":    "Go MongoDB",
+	"mongo-pg": "Go MongoDB (FerretDB on PostgreSQL)",
 }
 
 func runCmd(args []string) error {
@@ -72,6 +73,7 @@ func runCmd(args []string) error {
 	saverName := fs.String("saver", "", "memory, sqlite, postgres or mongo")
 	iters := fs.Int("iters", 0, "timed calls per figure (0: a default per saver)")
 	depthList := fs.String("depths", "10,2000", "history depths of the reads, comma-separated")
+	as := fs.String("as", "", "report the result under this saver name (e.g. mongo-pg for the mongo adapter on a FerretDB served from PostgreSQL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := goNames[*saverName]; !ok {
+	if _, ok := defaultIters[*saverName]; !ok {
 		return fmt.Errorf("unknown -saver %q", *saverName)
 	}
 	n := *iters
@@ -90,6 +92,12 @@ func runCmd(args []string) error {
 	res, err := measure(ctx, *saverName, n, depths)
 	if err != nil {
 		return err
+	}
+	if *as != "" {
+		res.Saver = *as
+		if name, ok := goNames[*as]; ok {
+			res.Name = name
+		}
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
