@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	g "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -16,9 +17,13 @@ import (
 // paths real savers break on (pending writes replayed on resume, interrupts,
 // subgraph namespaces, time travel, writes racing their checkpoint) checked
 // end to end. Each spec cites the ENGINE-* rule of its scenario. The group
-// also replays the golden traces of those scenarios (exact recorded
-// traffic, IDs and versions included; embedded by enginetest, so only test
-// binaries carry them) and checks every read against the recording.
+// also replays golden traces (exact recorded traffic, IDs and versions
+// included; embedded by enginetest, so only test binaries carry them) and
+// checks every read against the recording: LangGraph.js's own saver
+// traffic for every scenario written for LangGraph.js
+// (bridge/js/scenarios), normalised to the contract by
+// enginetest.NormalizeLangGraphJS, and refengine's for the scenarios that
+// have no LangGraph.js counterpart.
 
 // lEngine is the label of the engine group.
 var lEngine = g.Label("engine")
@@ -43,7 +48,10 @@ func engineSpecs(e *env) {
 			})
 		}
 		for _, tr := range traces {
-			text := fmt.Sprintf("[ENGINE-TRACE-1] replays the recorded saver traffic of %q and every read returns what was recorded", tr.Name)
+			text := fmt.Sprintf("[ENGINE-TRACE-1] replays refengine's saver traffic of %q and every read returns what the reference saver returned", tr.Name)
+			if name, ok := strings.CutPrefix(tr.Name, enginetest.LangGraphJSPrefix); ok {
+				text = fmt.Sprintf("[ENGINE-TRACE-1] replays LangGraph.js's saver traffic of %q and every read returns what LangGraph.js's saver returned, as the contract reads it", name)
+			}
 			checkBroad(text, "engine trace "+tr.Name, lEngine, []string{"ENGINE-TRACE-1"}, func(ctx g.SpecContext) {
 				if err := trace.Replay(ctx, e.s, tr.Calls); err != nil {
 					g.Fail(err.Error())

@@ -110,10 +110,10 @@ func TestGoldenTraces(t *testing.T) {
 	}
 }
 
-// TestGoldenTracesEmbedded checks that GoldenTraces returns one trace per
+// TestGoldenTracesEmbedded checks that RefengineGoldenTraces returns one trace per
 // deterministic scenario and that each replays on a fresh saver.
 func TestGoldenTracesEmbedded(t *testing.T) {
-	traces, err := enginetest.GoldenTraces()
+	traces, err := enginetest.RefengineGoldenTraces()
 	if err != nil {
 		t.Fatal(err)
 	}
