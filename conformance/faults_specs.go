@@ -64,7 +64,7 @@ func (e *env) newFaultRig(ctx context.Context) *faultRig {
 
 // record adds the rig's counts to the spec's report and log.
 func (r *faultRig) record() {
-	r.counts.Injected = r.p.Stats().Faults
+	r.counts.Injected += r.p.Stats().Faults // plus the real restarts counted already
 	g.AddReportEntry(faultEntry, r.counts)
 	fmt.Fprintf(g.GinkgoWriter, "faults: %s\n", r.counts)
 }

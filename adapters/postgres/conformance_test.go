@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 		New: func(ctx context.Context) (spec.Saver, func(), error) {
 			return p.acquire(ctx)
 		},
-		Faults: faultHarness(t, testDSN(t), os.Getenv(restartEnv), false),
+		Faults: faultHarness(t, faultsDSN(t), os.Getenv(restartEnv), false),
 	}
 	if throughPgBouncer() {
 		// The same suite, every saver through PgBouncer in transaction

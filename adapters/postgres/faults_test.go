@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,17 +22,30 @@ import (
 )
 
 // restartEnv names a shell command that restarts the PostgreSQL server
-// of CHECKPOINTKIT_POSTGRES_DSN and returns once it accepts connections.
-// When set, the faults group restarts the server for real in the middle of
-// a run; it disturbs every other client of that server, so set it only for
-// a server of your own. Without it that spec reports "not supported" and
-// only the suite's proxy restarts the connection path.
+// of the faults group (faultsDSNEnv, else CHECKPOINTKIT_POSTGRES_DSN) and
+// returns once it accepts connections. When set, the faults group restarts
+// the server for real in the middle of a run; it disturbs every other
+// client of that server, so set it only for a server of your own (ci/
+// scripts start a second cluster for it). Without it that spec reports
+// "not supported" and only the suite's proxy restarts the connection path.
 const restartEnv = "CHECKPOINTKIT_POSTGRES_RESTART"
+
+// faultsDSNEnv names the database the faults group of the direct
+// harness uses instead of CHECKPOINTKIT_POSTGRES_DSN: a server of its own,
+// which restartEnv restarts.
+const faultsDSNEnv = "CHECKPOINTKIT_POSTGRES_FAULTS_DSN"
+
+// faultsDSN returns the database of the faults group.
+func faultsDSN(t *testing.T) string {
+	if dsn := os.Getenv(faultsDSNEnv); dsn != "" {
+		return dsn
+	}
+	return testDSN(t)
+}
 
 // faultHarness routes savers over dsn through the suite's fault proxy:
 // each saver gets a pool of its own, dialling the proxy instead of dsn's
-// host, and an empty schema of its own, dropped through the shared direct
-// pool afterwards. restart is a shell command for FaultHarness.Restart, or
+// host, and an empty schema of its own, dropped afterwards. restart is a shell command for FaultHarness.Restart, or
 // "". bouncer says dsn names a transaction-mode pooler.
 func faultHarness(t *testing.T, dsn, restart string, bouncer bool) *conformance.FaultHarness {
 	t.Helper()
@@ -40,7 +54,6 @@ func faultHarness(t *testing.T, dsn, restart string, bouncer bool) *conformance.
 		t.Fatalf("parse %q: %v", dsn, err)
 	}
 	addr := net.JoinHostPort(base.ConnConfig.Host, strconv.Itoa(int(base.ConnConfig.Port)))
-	direct := testPool(t)
 	fh := &conformance.FaultHarness{
 		Addr: addr,
 		New: func(ctx context.Context, via string) (spec.Saver, func(), error) {
@@ -69,8 +82,12 @@ func faultHarness(t *testing.T, dsn, restart string, bouncer bool) *conformance.
 				return nil, nil, err
 			}
 			return broken(s), func() {
+				// Through the proxy, which the specs leave up; a spec
+				// that failed with it down leaves the schema behind.
+				dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = s.DropSchema(dctx)
 				pool.Close()
-				_ = unsetSaver(t, direct, WithSchema(schema)).DropSchema(context.Background())
 			}, nil
 		},
 	}

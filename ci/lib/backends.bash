@@ -24,6 +24,10 @@
 # PostgreSQL adapter's pooler test; installed with apt-get when missing and
 # running as root (the Debian package), run as the `postgres` user.
 #
+# PostgreSQL for the faults group: a second throwaway cluster that the
+# PostgreSQL adapter's faults specs restart for real
+# (CHECKPOINTKIT_POSTGRES_FAULTS_DSN, CHECKPOINTKIT_POSTGRES_RESTART).
+#
 # Exported: CHECKPOINTKIT_POSTGRES_DSN, CHECKPOINTKIT_PGBOUNCER_DSN,
 # CHECKPOINTKIT_MONGO_URI, CHECKPOINTKIT_FERRETDB_BIN and
 # CHECKPOINTKIT_REQUIRE_BACKENDS=1 (adapter tests then fail instead of
@@ -36,6 +40,8 @@ CK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CK_PG_BIN_DIR=""
 CK_PG_TMP=""
 CK_PG_STARTED=""
+CK_PGF_TMP=""
+CK_PGF_STARTED=""
 CK_FDB_PID=""
 CK_FDB_TMP=""
 CK_BOUNCER_TMP=""
@@ -191,11 +197,62 @@ ck_start_postgres() {
   "$CK_PG_BIN_DIR/createdb" -h 127.0.0.1 -p "$port" -U postgres checkpointkit
   export CHECKPOINTKIT_POSTGRES_DSN="postgres://postgres@127.0.0.1:$port/checkpointkit?sslmode=disable"
   ck_log "PostgreSQL $("$CK_PG_BIN_DIR/pg_ctl" --version | awk '{print $3}') started on 127.0.0.1:$port in $(ck_since "$t0") (data in $CK_PG_TMP)"
+  ck_start_postgres_faults
+}
+
+# ck_start_postgres_faults starts a second throwaway cluster, for the
+# PostgreSQL adapter's faults group only, and exports
+# CHECKPOINTKIT_POSTGRES_FAULTS_DSN and CHECKPOINTKIT_POSTGRES_RESTART (a
+# command that restarts it: pg_ctl restart, fast shutdown), unless
+# CHECKPOINTKIT_POSTGRES_RESTART is already set. The faults group restarts
+# this server in the middle of a run; a cluster of its own keeps that from
+# disturbing the other tests and matrix columns. ck_start_postgres calls it
+# after starting the main cluster (so with a server from the environment
+# there is no real restart, and the spec says "not supported").
+ck_start_postgres_faults() {
+  if [ -n "${CHECKPOINTKIT_POSTGRES_RESTART:-}" ]; then
+    return 0
+  fi
+  local t0 port attempt as_pg=""
+  t0=$(ck_now)
+  CK_PGF_TMP=$(mktemp -d "${TMPDIR:-/tmp}/checkpointkit-pg-faults.XXXXXX")
+  chmod 755 "$CK_PGF_TMP"
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$CK_PGF_TMP"
+    as_pg="runuser -u postgres -- "
+  fi
+  ck_as_pg "$CK_PG_BIN_DIR/initdb" -D "$CK_PGF_TMP/data" -U postgres --auth=trust \
+    -E UTF8 --locale=C.UTF-8 --no-sync >"$CK_PGF_TMP/initdb.log" 2>&1 ||
+    { cat "$CK_PGF_TMP/initdb.log" >&2; ck_die "initdb (faults cluster) failed"; }
+  for attempt in 1 2 3 4 5; do
+    port=$(ck_free_port)
+    if ck_as_pg "$CK_PG_BIN_DIR/pg_ctl" -D "$CK_PGF_TMP/data" -l "$CK_PGF_TMP/server.log" -w -t 60 \
+      -o "-p $port -k $CK_PGF_TMP -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      start >"$CK_PGF_TMP/pg_ctl.log" 2>&1; then
+      CK_PGF_STARTED=1
+      break
+    fi
+    ck_log "PostgreSQL (faults): start on port $port failed (attempt $attempt), retrying"
+  done
+  [ -n "$CK_PGF_STARTED" ] || ck_die "PostgreSQL (faults) did not start; see $CK_PGF_TMP/server.log"
+  "$CK_PG_BIN_DIR/createdb" -h 127.0.0.1 -p "$port" -U postgres checkpointkit
+  export CHECKPOINTKIT_POSTGRES_FAULTS_DSN="postgres://postgres@127.0.0.1:$port/checkpointkit?sslmode=disable"
+  export CHECKPOINTKIT_POSTGRES_RESTART="${as_pg}$CK_PG_BIN_DIR/pg_ctl -D $CK_PGF_TMP/data -l $CK_PGF_TMP/server.log -m fast -w -t 60 restart >/dev/null"
+  ck_log "PostgreSQL for the faults group started on 127.0.0.1:$port in $(ck_since "$t0") (restarted by the tests)"
 }
 
 # ck_stop_postgres stops the cluster started by ck_start_postgres, if any,
 # and removes its directory.
 ck_stop_postgres() {
+  if [ -n "$CK_PGF_STARTED" ]; then
+    ck_as_pg "$CK_PG_BIN_DIR/pg_ctl" -D "$CK_PGF_TMP/data" -m immediate -w -t 30 stop >/dev/null 2>&1 ||
+      ck_log "PostgreSQL (faults): pg_ctl stop failed; see $CK_PGF_TMP"
+    CK_PGF_STARTED=""
+  fi
+  if [ -n "$CK_PGF_TMP" ]; then
+    rm -rf "$CK_PGF_TMP"
+    CK_PGF_TMP=""
+  fi
   if [ -n "$CK_PG_STARTED" ]; then
     ck_as_pg "$CK_PG_BIN_DIR/pg_ctl" -D "$CK_PG_TMP/data" -m immediate -w -t 30 stop >/dev/null 2>&1 ||
       ck_log "PostgreSQL: pg_ctl stop failed; see $CK_PG_TMP"
