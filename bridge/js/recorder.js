@@ -15,16 +15,25 @@ import { BaseCheckpointSaver } from "@langchain/langgraph";
 
 // plain turns a value into its JSON form (undefined fields dropped, typed
 // arrays as plain arrays, a Send as refengine's {"node", "arg"} map), so the
-// log holds snapshots, not live objects.
+// log holds snapshots, not live objects. A Send read back through a
+// saver's serde is a plain {node, args} object; it is recorded the same.
 function plain(v) {
   if (v === undefined) return undefined;
   return JSON.parse(
     JSON.stringify(v, (_k, x) => {
       if (ArrayBuffer.isView(x)) return Array.from(x);
-      if (x?.lg_name === "Send") return { node: x.node, arg: x.args };
+      if (x?.lg_name === "Send" || isReadBackSend(x)) return { node: x.node, arg: x.args };
       return x;
     }),
   );
+}
+
+// isReadBackSend reports a Send as the JSON serde returns it: an object
+// with exactly the keys node (a string) and args.
+function isReadBackSend(x) {
+  if (x === null || typeof x !== "object" || Array.isArray(x)) return false;
+  const keys = Object.keys(x);
+  return keys.length === 2 && typeof x.node === "string" && "args" in x;
 }
 
 function config(c) {
