@@ -417,3 +417,32 @@ func dropResumeMapWrites(calls []trace.Call) []trace.Call {
 
 // interruptIDPattern matches an interrupt ID.
 var interruptIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// byNamespace orders calls by their canonical namespace, keeping the order
+// within each namespace, so that the checkpoints of subgraphs whose calls
+// interleave (concurrent tasks, §2.5) get the same canonical names in both
+// engines: trace.Canonical names checkpoints in the order it first sees
+// them, and canonical namespaces name tasks as both engines do.
+func byNamespace(t *testing.T, calls []trace.Call) []trace.Call {
+	t.Helper()
+	canon, err := trace.Canonical(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(i int) string {
+		if l := canon[i].List; l != nil {
+			return l.Namespace
+		}
+		return canon[i].Config.Namespace
+	}
+	idx := make([]int, len(calls))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(ns(a), ns(b)) })
+	out := make([]trace.Call, len(calls))
+	for i, j := range idx {
+		out[i] = calls[j]
+	}
+	return out
+}

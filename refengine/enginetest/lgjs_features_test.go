@@ -3,6 +3,7 @@ package enginetest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/refengine"
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -18,6 +19,7 @@ func init() {
 		"subgraph_in_node_resume":   subgraphInNodeResumeRun,
 		"parallel_resume":           parallelResumeRun,
 		"command_send":              commandSendRun,
+		"parallel_subgraph_resume":  parallelSubgraphResumeRun,
 		"subgraph_in_node_stateful": subgraphInNodeStatefulRun,
 	} {
 		lgjsOnly[name] = run
@@ -277,4 +279,54 @@ func parallelResumeRun(ctx context.Context, rec spec.Saver) error {
 		err = fmt.Errorf("log = %v, want [a:x b:y]", res.Values["log"])
 	}
 	return err
+}
+
+// parallelSubgraphResumeRun: two Send tasks each run a subgraph that
+// interrupts; resumed by interrupt ID, one at a time.
+func parallelSubgraphResumeRun(ctx context.Context, rec spec.Saver) error {
+	child, err := refengine.NewStateGraph().
+		AddKey("who", refengine.LastValue()).
+		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
+			v, err := refengine.Interrupt(ctx, fmt.Sprint("question for ", st["who"]))
+			if err != nil {
+				return nil, err
+			}
+			return refengine.Update{"answers": []any{fmt.Sprint(st["who"], ":", v)}}, nil
+		}).
+		AddEdge(refengine.Start, "ask").
+		Compile(refengine.CompileOptions{})
+	if err != nil {
+		return err
+	}
+	root, err := refengine.NewStateGraph().
+		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("plan", func(context.Context, refengine.State) (refengine.Update, error) { return nil, nil }).
+		AddSubgraph("sub", child).
+		AddEdge(refengine.Start, "plan").
+		AddConditionalEdges("plan", func(context.Context, refengine.State) (refengine.Route, error) {
+			return refengine.Route{Sends: []refengine.Send{{Node: "sub", Arg: refengine.State{"who": "A"}}, {Node: "sub", Arg: refengine.State{"who": "B"}}}}, nil
+		}).
+		Compile(refengine.CompileOptions{Saver: rec})
+	if err != nil {
+		return err
+	}
+	cfg := lgjsRun("engine-parallel-subgraph-resume", refengine.DurabilitySync)
+	res, err := root.Invoke(ctx, refengine.State{"answers": []any{}}, cfg)
+	if err != nil {
+		return err
+	}
+	id := map[any]string{}
+	for _, in := range res.Interrupts {
+		id[in.Value] = in.ID
+	}
+	for _, who := range []string{"A", "B"} {
+		if res, err = root.Invoke(ctx, refengine.Command{ResumeMap: map[string]any{id["question for "+who]: strings.ToLower(who)}}, cfg); err != nil {
+			return err
+		}
+	}
+	if fmt.Sprint(res.Values["answers"]) != "[A:a B:b]" {
+		return fmt.Errorf("answers = %v, want [A:a B:b]", res.Values["answers"])
+	}
+	return nil
 }

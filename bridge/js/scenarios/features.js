@@ -112,6 +112,26 @@ export const featureScenarios = {
     await g.invoke(new Command({ resume: { [id("a")]: "x" } }), cfg);
     await g.invoke(new Command({ resume: { [id("b")]: "y" } }), cfg);
   },
+  // Two Send tasks each run a subgraph that interrupts; resumed by
+  // interrupt ID, one at a time (the resume map reaches the subgraphs'
+  // tasks through their namespaces).
+  async parallel_subgraph_resume(saver) {
+    const child = new StateGraph(Annotation.Root({ who: Annotation(), answers: Annotation({ reducer: append, default: () => [] }) }))
+      .addNode("ask", (st) => ({ answers: [`${st.who}:${interrupt(`question for ${st.who}`)}`] }))
+      .addEdge(START, "ask")
+      .compile();
+    const root = new StateGraph(Annotation.Root({ answers: Annotation({ reducer: append, default: () => [] }) }))
+      .addNode("plan", () => ({}))
+      .addNode("sub", child)
+      .addEdge(START, "plan")
+      .addConditionalEdges("plan", () => [new Send("sub", { who: "A" }), new Send("sub", { who: "B" })])
+      .compile({ checkpointer: saver });
+    const cfg = thread("engine-parallel-subgraph-resume");
+    const res = await root.invoke({ answers: [] }, cfg);
+    const id = (who) => res.__interrupt__.find((i) => i.value === `question for ${who}`).id;
+    await root.invoke(new Command({ resume: { [id("A")]: "a" } }), cfg);
+    await root.invoke(new Command({ resume: { [id("B")]: "b" } }), cfg);
+  },
   // A node invoking a subgraph twice (namespaces caller:<task> and
   // caller:<task>|1), run twice on one thread.
   async subgraph_in_node(saver) {
