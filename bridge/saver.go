@@ -385,12 +385,8 @@ func checkPut(cfg spec.Config, cp spec.Checkpoint, newVersions spec.Versions) er
 			return err
 		}
 	}
-	if err := carryable(op, spec.ErrInvalidConfig, "updated channel", cp.UpdatedChannels...); err != nil {
-		return err
-	}
-	// JSON carries no invalid UTF-8: a timestamp holding some cannot cross
-	// the bridge, although ERR-9 asks savers to keep it.
-	return carryable(op, spec.ErrInvalidArgument, "timestamp", cp.TS)
+	// The timestamp is data: it crosses as $bytes when it is not UTF-8.
+	return carryable(op, spec.ErrInvalidConfig, "updated channel", cp.UpdatedChannels...)
 }
 
 func checkVersions(op string, channelSentinel error, vs spec.Versions) error {

@@ -2,7 +2,9 @@ package bridge
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -59,7 +61,13 @@ func appendCheckpoint(b []byte, cp spec.Checkpoint) ([]byte, error) {
 	b = append(b, `,"id":`...)
 	b = appendString(b, cp.ID)
 	b = append(b, `,"ts":`...)
-	b = appendString(b, cp.TS)
+	if utf8.ValidString(cp.TS) {
+		b = appendString(b, cp.TS)
+	} else {
+		// JSON strings hold UTF-8 only; a timestamp is data kept byte for
+		// byte (SPEC.md ERR-9), so other bytes travel as $bytes.
+		b, _ = appendValue(b, []byte(cp.TS))
+	}
 	b = append(b, `,"channel_values":`...)
 	b, err := appendObject(b, cp.ChannelValues)
 	if err != nil {
@@ -245,7 +253,7 @@ func checkpointOf(v any) (spec.Checkpoint, error) {
 	if cp.ID, err = stringOf(m["id"], "checkpoint.id"); err != nil {
 		return cp, err
 	}
-	if cp.TS, err = stringOf(m["ts"], "checkpoint.ts"); err != nil {
+	if cp.TS, err = tsOf(m["ts"]); err != nil {
 		return cp, err
 	}
 	if cp.ChannelValues, err = valuesOf(m["channel_values"], "checkpoint.channel_values"); err != nil {
@@ -327,4 +335,21 @@ func partsOf(v any, what string, n int) ([]any, error) {
 	var err error
 	parts[n-1], err = fromTree(parts[n-1])
 	return parts, err
+}
+
+// tsOf reads a checkpoint's timestamp: a string, or $bytes for one that is
+// not valid UTF-8.
+func tsOf(v any) (string, error) {
+	if _, ok := v.(map[string]any); !ok {
+		return stringOf(v, "checkpoint.ts")
+	}
+	x, err := fromTree(v)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint.ts: %w", err)
+	}
+	b, ok := x.([]byte)
+	if !ok {
+		return "", badRequest("checkpoint.ts must be a string or $bytes, not %s", kindOf(x))
+	}
+	return string(b), nil
 }
