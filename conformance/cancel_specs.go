@@ -184,14 +184,51 @@ func callCases() []callCase {
 	}
 }
 
-// tagSnapshot reads the given threads of tag, one at a time.
+// tagSnapshot reads the given threads of tag, one at a time, each in List
+// order with ties sorted. Tuples of another thread are left out: listing
+// one thread is LIST-SCOPE-1's matter, not that of the specs using this.
 func (e *env) tagSnapshot(ctx context.Context, tag string, threads []string) []*spec.Tuple {
 	g.GinkgoHelper()
-	names := make([]string, len(threads))
-	for i, th := range threads {
-		names[i] = tagged(tag, th)
+	var out []*spec.Tuple
+	for _, th := range threads {
+		name := tagged(tag, th)
+		for _, t := range sortTies(e.list(ctx, spec.ListOptions{ThreadID: name, AllNamespaces: true})) {
+			if t.Config.ThreadID == name {
+				out = append(out, t)
+			}
+		}
 	}
-	return e.snapshot(ctx, names...)
+	return out
+}
+
+// sameRun compares what two runs of one call read or left, where both runs
+// are the same saver's: nil and empty maps and slices count as equal, since
+// which one a saver returns is PUT-13's and GET-6's matter.
+func sameRun(got, want []*spec.Tuple) string {
+	return compareLists(settled(got), settled(want))
+}
+
+// settled returns copies of ts with nil pending writes, values, versions
+// and metadata made empty.
+func settled(ts []*spec.Tuple) []*spec.Tuple {
+	out := make([]*spec.Tuple, len(ts))
+	for i, t := range ts {
+		c := *t
+		if c.PendingWrites == nil {
+			c.PendingWrites = []spec.PendingWrite{}
+		}
+		if c.Checkpoint.ChannelValues == nil {
+			c.Checkpoint.ChannelValues = map[string]any{}
+		}
+		if c.Checkpoint.ChannelVersions == nil {
+			c.Checkpoint.ChannelVersions = spec.Versions{}
+		}
+		if c.Metadata == nil {
+			c.Metadata = spec.Metadata{}
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // isCtxErr reports whether err is a context's error.
@@ -226,10 +263,10 @@ func (e *env) sweep(ctx context.Context, c callCase) (runs int) {
 		state := e.tagSnapshot(ctx, tag, c.threads)
 		switch {
 		case err == nil:
-			if d := compareLists(got, retag(read, ref, tag)); d != "" {
+			if d := sameRun(got, retag(read, ref, tag)); d != "" {
 				g.Fail(fmt.Sprintf("%s, context cancelled at its use %d, succeeded but read something else than without cancellation: %s", c.name, k, d))
 			}
-			if d := compareLists(state, retag(after, ref, tag)); d != "" {
+			if d := sameRun(state, retag(after, ref, tag)); d != "" {
 				g.Fail(fmt.Sprintf("%s, context cancelled at its use %d, succeeded but did not do all of its work: %s", c.name, k, d))
 			}
 			if !tc.tripped.Load() {
@@ -241,11 +278,11 @@ func (e *env) sweep(ctx context.Context, c callCase) (runs int) {
 		default:
 			if c.list {
 				full := retag(read, ref, tag)
-				if len(got) > len(full) || compareLists(got, full[:len(got)]) != "" {
-					g.Fail(fmt.Sprintf("%s, context cancelled at its use %d, failed after yielding something other than a prefix of the listing: %s", c.name, k, compareLists(got, full[:min(len(got), len(full))])))
+				if len(got) > len(full) || sameRun(got, full[:len(got)]) != "" {
+					g.Fail(fmt.Sprintf("%s, context cancelled at its use %d, failed after yielding something other than a prefix of the listing: %s", c.name, k, sameRun(got, full[:min(len(got), len(full))])))
 				}
 			}
-			if d := compareLists(state, retag(before, ref, tag)); d != "" {
+			if d := sameRun(state, retag(before, ref, tag)); d != "" {
 				g.Fail(fmt.Sprintf("%s, context cancelled at its use %d, failed with %v but changed the store: %s", c.name, k, err, d))
 			}
 		}
@@ -306,10 +343,10 @@ func cancelSpecs(e *env) {
 				defer cancel()
 				got, err := c.call(dctx, e.s, "live")
 				Expect(err).NotTo(HaveOccurred(), "%s under a deadline one hour ahead", c.name)
-				if d := compareLists(got, retag(read, "plain", "live")); d != "" {
+				if d := sameRun(got, retag(read, "plain", "live")); d != "" {
 					g.Fail(fmt.Sprintf("%s under a live deadline read something else than without one: %s", c.name, d))
 				}
-				if d := compareLists(e.tagSnapshot(ctx, "live", c.threads), retag(e.tagSnapshot(ctx, "plain", c.threads), "plain", "live")); d != "" {
+				if d := sameRun(e.tagSnapshot(ctx, "live", c.threads), retag(e.tagSnapshot(ctx, "plain", c.threads), "plain", "live")); d != "" {
 					g.Fail(fmt.Sprintf("%s under a live deadline changed the store otherwise than without one: %s", c.name, d))
 				}
 			})
@@ -357,13 +394,14 @@ func cancelSpecs(e *env) {
 				e.put(ctx, "t", []string{"", "sub:1"}[i%2], "", fmt.Sprintf("c%02d", i), md("step", i))
 			}
 			// Warm up: the saver's pools and caches may start goroutines of
-			// their own on first use; those are not the List's.
-			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true})).To(HaveLen(12))
-			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true, Limit: 3})).To(HaveLen(3))
+			// their own on first use; those are not the List's. What List
+			// yields is other rules' matter here.
+			for _, limit := range []int{0, 3} {
+				_ = listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", AllNamespaces: true, Limit: limit})
+			}
 			leakCheck("breaking out of List after its first result", func() {
 				for range 20 {
-					for _, err := range e.s.List(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true}) {
-						Expect(err).NotTo(HaveOccurred())
+					for range e.s.List(ctx, spec.ListOptions{ThreadID: "t", AllNamespaces: true}) {
 						break
 					}
 				}
@@ -385,9 +423,7 @@ func cancelSpecs(e *env) {
 			})
 			leakCheck("a List that fails", func() {
 				for range 20 {
-					for _, err := range e.s.List(ctx, spec.ListOptions{ThreadID: "t", Filter: spec.Metadata{"f": make(chan int)}}) {
-						Expect(err).To(HaveOccurred())
-					}
+					_ = listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Filter: spec.Metadata{"f": make(chan int)}})
 				}
 			})
 		})

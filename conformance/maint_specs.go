@@ -278,18 +278,19 @@ func maintSpecs(e *env) {
 					return err
 				}
 				ns := []string{"", "sub:1"}[w%2]
+				mine := id(w, j)
 				mu.Lock()
-				newest[ns] = max(newest[ns], ids[[2]int{w, j}])
+				newest[ns] = max(newest[ns], mine)
 				mu.Unlock()
 				// Whatever Prune did meanwhile, the latest checkpoint is at
 				// least this one: Prune keeps the latest and deletes only
 				// older ones.
 				t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", Namespace: ns})
 				if err != nil {
-					return fmt.Errorf("latest of %q after putting %s: %w", ns, ids[[2]int{w, j}], err)
+					return fmt.Errorf("latest of %q after putting %s: %w", ns, mine, err)
 				}
-				if t.Config.CheckpointID < ids[[2]int{w, j}] {
-					return fmt.Errorf("latest of %q is %s after %s was put: Prune deleted a newer checkpoint than the one it kept", ns, t.Config.CheckpointID, ids[[2]int{w, j}])
+				if t.Config.CheckpointID < mine {
+					return fmt.Errorf("latest of %q is %s after %s was put: Prune deleted a newer checkpoint than the one it kept", ns, t.Config.CheckpointID, mine)
 				}
 				return nil
 			}

@@ -37,15 +37,23 @@ func foldKey(id string) string {
 }
 
 // isModel reports whether v is already made of plain-value model types.
-func isModel(v any) bool {
+func isModel(v any) bool { return isModelAt(v, 0) }
+
+// isModelAt is isModel for a value inside depth lists and maps. It stops
+// looking below spec.MaxValueDepth, so that it ends on a value that contains
+// itself (which the memory adapter rejects).
+func isModelAt(v any, depth int) bool {
+	if depth > spec.MaxValueDepth {
+		return true
+	}
 	switch x := v.(type) {
 	case nil, bool, int64, float64, string, []byte:
 		return true
 	case []any:
-		return !slices.ContainsFunc(x, func(e any) bool { return !isModel(e) })
+		return !slices.ContainsFunc(x, func(e any) bool { return !isModelAt(e, depth+1) })
 	case map[string]any:
 		for _, e := range x {
-			if !isModel(e) {
+			if !isModelAt(e, depth+1) {
 				return false
 			}
 		}
