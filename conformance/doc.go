@@ -54,7 +54,8 @@
 // -ginkgo.focus='LIST-BEFORE-2', -ginkgo.junit-report=out.xml. The suite
 // adds -checkpointkit.seed (or CHECKPOINTKIT_SEED) and
 // -checkpointkit.sequences (or CHECKPOINTKIT_SEQUENCES) for the random
-// specs, and -checkpointkit.report-json=FILE (or CHECKPOINTKIT_REPORT_JSON)
+// specs (without a seed, each run draws its own and prints it with a
+// command that replays the run), and -checkpointkit.report-json=FILE (or CHECKPOINTKIT_REPORT_JSON)
 // to write the report as JSON. Run it under -race: the concurrency specs
 // rely on it.
 //
@@ -140,9 +141,13 @@
 // correct model of the contract; model-based random sequences of every
 // operation, invalid calls included, over adversarial names, compared with
 // the model after every step and shrunk to a minimal reproduction on
-// failure; the whole value model; invalid input and cancelled or expired
-// contexts for every method; early breaks out of List; concurrent writers
-// and readers; the reference engine's scenarios and golden traces.
+// failure; the whole value model, self-containing and too deep values
+// included; invalid input and odd bytes; cancelled, expired and live
+// contexts for every method, and contexts that cancel themselves at every
+// point of a call (a context counting its uses, swept until the call no
+// longer notices); early breaks out of List, with goroutine-leak checks;
+// concurrent writers and readers, and maintenance racing writes on one
+// thread; the reference engine's scenarios and golden traces.
 // Failure messages show Go types wherever they differ (int64(2) against
 // float64(2)), as go-cmp diffs; the JSON report keeps each message up to a
 // few KB.
