@@ -3,9 +3,13 @@ package refengine_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/refengine"
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // A graph that asks for approval, interrupted and resumed on the in-memory
@@ -69,4 +73,62 @@ func Example() {
 	// loop 1 [review]
 	// loop 0 [write]
 	// input -1 [__start__]
+}
+
+// A node that calls a compiled graph twice: each call is a subgraph run of
+// its own, in the task's namespace and then in that namespace plus "|1".
+func ExampleGraph_InvokeFromNode() {
+	ctx := context.Background()
+	saver := memory.New()
+
+	summarize, err := refengine.NewStateGraph().
+		AddKey("text", refengine.LastValue()).
+		AddKey("summary", refengine.LastValue()).
+		AddNode("summarize", func(ctx context.Context, s refengine.State) (refengine.Update, error) {
+			return refengine.Update{"summary": fmt.Sprint("short ", s["text"])}, nil
+		}).
+		AddEdge(refengine.Start, "summarize").
+		Compile(refengine.CompileOptions{}) // a subgraph uses its caller's saver
+	if err != nil {
+		panic(err)
+	}
+	g, err := refengine.NewStateGraph().
+		AddKey("summaries", refengine.Reducer(refengine.AppendList, []any{})).
+		AddNode("writer", func(ctx context.Context, s refengine.State) (refengine.Update, error) {
+			var out []any
+			for _, text := range []string{"report", "memo"} {
+				res, err := summarize.InvokeFromNode(ctx, refengine.State{"text": text})
+				if err != nil {
+					return nil, err // an interrupt in the subgraph must be returned
+				}
+				out = append(out, res["summary"])
+			}
+			return refengine.Update{"summaries": out}, nil
+		}).
+		AddEdge(refengine.Start, "writer").
+		Compile(refengine.CompileOptions{Saver: saver})
+	if err != nil {
+		panic(err)
+	}
+
+	res, err := g.Invoke(ctx, refengine.State{}, refengine.RunConfig{ThreadID: "thread-1"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("summaries:", res.Values["summaries"])
+
+	namespaces := map[string]bool{}
+	for tup, err := range saver.List(ctx, spec.ListOptions{ThreadID: "thread-1", AllNamespaces: true}) {
+		if err != nil {
+			panic(err)
+		}
+		if ns := tup.Config.Namespace; ns != "" {
+			_, counter, _ := strings.Cut(ns, spec.NSSep)
+			namespaces[fmt.Sprintf("%s (level %q)", spec.RecastNamespace(ns), counter)] = true
+		}
+	}
+	fmt.Println("subgraph lineages:", slices.Sorted(maps.Keys(namespaces)))
+	// Output:
+	// summaries: [short report short memo]
+	// subgraph lineages: [writer (level "") writer (level "1")]
 }
