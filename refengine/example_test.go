@@ -132,3 +132,36 @@ func ExampleGraph_InvokeFromNode() {
 	// summaries: [short report short memo]
 	// subgraph lineages: [writer (level "") writer (level "1")]
 }
+
+// A node that steers the graph with a Command: an update, and the node to
+// run next.
+func ExampleStateGraph_AddCommandNode() {
+	ctx := context.Background()
+	g, err := refengine.NewStateGraph().
+		AddKey("amount", refengine.LastValue()).
+		AddKey("route", refengine.LastValue()).
+		AddCommandNode("triage", func(ctx context.Context, s refengine.State) (refengine.Command, error) {
+			if s["amount"].(int64) > 100 {
+				return refengine.Command{Goto: []string{"review"}, Update: map[string]any{"route": "manual"}}, nil
+			}
+			return refengine.Command{Goto: []string{refengine.End}, Update: map[string]any{"route": "auto"}}, nil
+		}).
+		AddNode("review", func(ctx context.Context, s refengine.State) (refengine.Update, error) {
+			return refengine.Update{"route": "reviewed"}, nil
+		}).
+		AddEdge(refengine.Start, "triage").
+		Compile(refengine.CompileOptions{Saver: memory.New()})
+	if err != nil {
+		panic(err)
+	}
+	for i, amount := range []int{50, 500} {
+		res, err := g.Invoke(ctx, refengine.State{"amount": amount}, refengine.RunConfig{ThreadID: fmt.Sprint("thread-", i)})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(amount, res.Values["route"])
+	}
+	// Output:
+	// 50 auto
+	// 500 reviewed
+}
