@@ -131,3 +131,20 @@ func TestBulkUpdateErrors(t *testing.T) {
 		})
 	}
 }
+
+// A superstep with an unknown node saves nothing.
+func TestBulkUpdateUnknownNodeSavesNothing(t *testing.T) {
+	ctx := context.Background()
+	rec := trace.Record(memory.New())
+	g, cfg := linearLog(t, rec)
+	rec.Reset()
+	_, err := g.BulkUpdateState(ctx, cfg, []refengine.StateUpdate{{Values: refengine.Update{"log": []any{"x"}}, AsNode: "a"}, {AsNode: "nope"}})
+	if !errors.Is(err, spec.ErrInvalidArgument) {
+		t.Fatalf("got %v, want ErrInvalidArgument", err)
+	}
+	for _, c := range rec.Calls() {
+		if c.Method != trace.MethodGetTuple {
+			t.Errorf("%s call after a refused update", c.Method)
+		}
+	}
+}

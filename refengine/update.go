@@ -128,7 +128,8 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 			return spec.Config{}, err
 		}
 	}
-	used := map[*task]bool{}
+	// Every update's writes first (LangGraph runs all the writers), then
+	// their PutWrites, each under a task of its node, consumed in order.
 	aw := make([]appliedWrites, 0, len(ups))
 	for _, u := range ups {
 		n := g.byName[u.AsNode]
@@ -139,24 +140,28 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		if err != nil {
 			return spec.Config{}, err
 		}
-		if saved != nil && len(writes) > 0 {
-			taskID := ""
-			for _, t := range tasks { // the node's tasks, consumed in order
-				if t.node == n && !used[t] {
-					used[t], taskID = true, t.id
-					break
-				}
-			}
-			if taskID == "" {
-				if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
-					return spec.Config{}, err
-				}
-			}
-			if err := saver.PutWrites(ctx, saved.Config, writes, taskID, ""); err != nil {
-				return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+		aw = append(aw, appliedWrites{name: u.AsNode, triggers: []string{spec.InterruptChannel}, writes: writes})
+	}
+	used := map[*task]bool{}
+	for _, a := range aw {
+		if saved == nil || len(a.writes) == 0 {
+			continue
+		}
+		taskID := ""
+		for _, t := range tasks {
+			if t.node.name == a.name && !used[t] {
+				used[t], taskID = true, t.id
+				break
 			}
 		}
-		aw = append(aw, appliedWrites{name: u.AsNode, triggers: []string{spec.InterruptChannel}, writes: writes})
+		if taskID == "" {
+			if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
+				return spec.Config{}, err
+			}
+		}
+		if err := saver.PutWrites(ctx, saved.Config, a.writes, taskID, ""); err != nil {
+			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+		}
 	}
 	if _, err := g.applyWrites(&cp, chans, aw, l.nextVersion); err != nil {
 		return spec.Config{}, err
