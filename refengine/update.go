@@ -55,6 +55,11 @@ func (g *Graph) BulkUpdateState(ctx context.Context, cfg RunConfig, supersteps .
 	if len(supersteps) == 0 {
 		return spec.Config{}, fmt.Errorf("refengine: %w: no supersteps to apply", spec.ErrInvalidArgument)
 	}
+	for _, ups := range supersteps {
+		if err := checkSuperstep(ups); err != nil {
+			return spec.Config{}, err
+		}
+	}
 	var out spec.Config
 	for _, ups := range supersteps {
 		if out, err = sub.updateSuperstep(ctx, g.saver, opts, cfg, ups); err != nil {
@@ -65,22 +70,29 @@ func (g *Graph) BulkUpdateState(ctx context.Context, cfg RunConfig, supersteps .
 	return out, nil
 }
 
+// checkSuperstep refuses a superstep without updates, and one of several
+// updates where one has no node or a special one (copy, input, end).
+func checkSuperstep(ups []StateUpdate) error {
+	if len(ups) == 0 {
+		return fmt.Errorf("refengine: %w: a superstep without updates", spec.ErrInvalidArgument)
+	}
+	if len(ups) == 1 {
+		return nil
+	}
+	for _, u := range ups {
+		switch u.AsNode {
+		case "":
+			return fmt.Errorf("refengine: %w: each of several updates needs its node", spec.ErrInvalidArgument)
+		case CopyNode, InputTask, End:
+			return fmt.Errorf("refengine: %w: update as %q must be alone in its superstep", spec.ErrInvalidArgument, u.AsNode)
+		}
+	}
+	return nil
+}
+
 // updateSuperstep applies one superstep of updates to the checkpoint cfg
 // names (LangGraph's perform_superstep); g is the graph of cfg.Namespace.
 func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runOpts, cfg RunConfig, ups []StateUpdate) (spec.Config, error) {
-	if len(ups) == 0 {
-		return spec.Config{}, fmt.Errorf("refengine: %w: a superstep without updates", spec.ErrInvalidArgument)
-	}
-	if len(ups) > 1 {
-		for _, u := range ups {
-			switch u.AsNode {
-			case "":
-				return spec.Config{}, fmt.Errorf("refengine: %w: each of several updates needs its node", spec.ErrInvalidArgument)
-			case CopyNode, InputTask, End:
-				return spec.Config{}, fmt.Errorf("refengine: %w: update as %q must be alone in its superstep", spec.ErrInvalidArgument, u.AsNode)
-			}
-		}
-	}
 	loc := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}
 	saved, err := saver.GetTuple(ctx, loc)
 	switch {
