@@ -85,6 +85,7 @@ func TestGroupOf(t *testing.T) {
 
 func TestParseBackends(t *testing.T) {
 	t.Setenv("CHECKPOINTKIT_POSTGRES_DSN", "")
+	t.Setenv("CHECKPOINTKIT_PGBOUNCER_DSN", "")
 	t.Setenv("CHECKPOINTKIT_MONGO_URI", "mongodb://x/")
 	bs, err := parseBackends("")
 	if err != nil {
@@ -290,5 +291,28 @@ func TestThirdPartyRunsWithoutRace(t *testing.T) {
 	}
 	if slices.Contains(goTestArgs(o, theirs[0], "j.xml"), "-race") {
 		t.Error("lgjs-memory runs with -race")
+	}
+}
+
+// TestParseBackendsPgBouncer: with a pooler's DSN set, the default
+// backends include the PostgreSQL adapter through PgBouncer, which runs
+// the postgres package with CHECKPOINTKIT_PG_VIA=pgbouncer.
+func TestParseBackendsPgBouncer(t *testing.T) {
+	t.Setenv("CHECKPOINTKIT_POSTGRES_DSN", "postgres://x/")
+	t.Setenv("CHECKPOINTKIT_PGBOUNCER_DSN", "postgres://y/")
+	t.Setenv("CHECKPOINTKIT_MONGO_URI", "")
+	bs, err := parseBackends("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.name)
+	}
+	if got := strings.Join(names, ","); got != "memory,sqlite,postgres,pgbouncer" {
+		t.Fatalf("default backends %s, want memory,sqlite,postgres,pgbouncer", got)
+	}
+	if b := bs[3]; b.pkg != "./adapters/postgres" || !slices.Contains(b.setenv, "CHECKPOINTKIT_PG_VIA=pgbouncer") {
+		t.Errorf("pgbouncer backend %+v", b)
 	}
 }
