@@ -269,7 +269,11 @@ type cutPoint struct {
 }
 
 // cutPoints spreads a handful of cuts over a call that moved bytes:
-// before its first byte, inside, and just before its last byte, each way.
+// before its first byte, half-way, and just before its last byte, each
+// way. Upstream, the last point sends all of the request but its last
+// byte; downstream, the first point delivers the whole request and cuts
+// before any of the answer, the case where the server may have committed
+// a call its client saw fail.
 func cutPoints(bytes faultproxy.Counts) []cutPoint {
 	var out []cutPoint
 	for _, d := range []faultproxy.Direction{faultproxy.Upstream, faultproxy.Downstream} {
@@ -277,7 +281,7 @@ func cutPoints(bytes faultproxy.Counts) []cutPoint {
 		if b <= 0 {
 			continue
 		}
-		ns := []int64{0, b / 3, 2 * b / 3, b - 1}
+		ns := []int64{0, b / 2, b - 1}
 		slices.Sort(ns)
 		for _, n := range slices.Compact(ns) {
 			out = append(out, cutPoint{dir: d, n: n})
