@@ -25,7 +25,11 @@
 //
 // # Schema
 //
-// Three tables, all WITHOUT ROWID so that rows live in primary-key order:
+// Three tables. checkpoints is WITHOUT ROWID, so that its rows live in
+// primary-key order; blobs and writes hold encoded values, often kilobytes,
+// and are ordinary rowid tables with their primary key as a unique index
+// (migration 3): in a WITHOUT ROWID table the key B-tree carries whole
+// rows, few kilobyte rows fit a page, and lookups grew with history.
 //
 //   - checkpoints (thread_id, checkpoint_ns, checkpoint_id) → parent ID,
 //     the checkpoint without its channel values (MessagePack of a fixed

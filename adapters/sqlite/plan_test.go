@@ -73,13 +73,15 @@ func TestQueryPlans(t *testing.T) {
 	blobs := queryPlan(t, s, `SELECT value FROM blobs WHERE kind = 'value' AND
 		(thread_id, checkpoint_ns, channel, version) IN (VALUES `+placeholders(2, 4)+`)`,
 		"t", "", "a", "1", "t", "", "b", "1")
-	if !strings.Contains(blobs, "SEARCH blobs USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND channel=? AND version=?)") {
+	// blobs and writes are rowid tables (schema version 3): their primary
+	// key is the unique index SQLite names sqlite_autoindex_<table>_1.
+	if !strings.Contains(blobs, "SEARCH blobs USING INDEX sqlite_autoindex_blobs_1 (thread_id=? AND checkpoint_ns=? AND channel=? AND version=?)") {
 		t.Errorf("blob lookup is not a primary-key search:\n%s", blobs)
 	}
 	writes := queryPlan(t, s, `SELECT value FROM writes
 		WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (VALUES `+placeholders(2, 3)+`)`,
 		"t", "", "1", "t", "", "2")
-	if !strings.Contains(writes, "SEARCH writes USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)") {
+	if !strings.Contains(writes, "SEARCH writes USING INDEX sqlite_autoindex_writes_1 (thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)") {
 		t.Errorf("writes lookup is not a primary-key search:\n%s", writes)
 	}
 	runs := queryPlan(t, s, `SELECT 1 FROM checkpoints WHERE `+runIDExpr+` IN (?, ?)`, "a", "b")
