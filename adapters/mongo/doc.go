@@ -222,4 +222,20 @@
 // therefore cost time proportional to the collection size on FerretDB,
 // whatever the adapter does; the indexes and query shapes above make them
 // logarithmic on MongoDB. Benchmarks on FerretDB measure FerretDB.
+//
+// # Lost connections
+//
+// A call that could not reach the server, or lost its connection, fails
+// with an error that wraps [spec.ErrUnavailable] and keeps the driver's
+// error for errors.As. What it left is whole or nothing by the design
+// above: a Put is visible only once its checkpoint names values that are
+// all stored, a PutWrites call is one document, and maintenance states its
+// effect in a fence first, which the next write to the thread finishes.
+// Before failing, a call that lost its connection is made again, at most
+// twice, unless the driver already waited for the server in vain (a failed
+// server selection): the driver keeps dead idle connections after a restart
+// or a network cut, and retries writes only on replica sets. Every method is
+// idempotent, so a repeated call leaves what one call leaves. The
+// conformance suite's faults group checks all of this through a
+// fault-injecting proxy, and, on FerretDB, across a real server restart.
 package mongo

@@ -132,4 +132,18 @@
 // (22021, 22P05) reaches the caller for anything a caller passes.
 // Metadata is normalised (invalid UTF-8 is [spec.ErrUnsupportedValue]) and
 // its jsonb copy escapes NUL; values and the checkpoint record are bytea.
+//
+// # Lost connections
+//
+// Every call is one statement, so a connection lost half-way leaves the
+// call done whole or not at all. The error then wraps [spec.ErrUnavailable]
+// and the driver's error (network errors, refused dials, SQLSTATE class 08,
+// 57P01-57P03). Before failing, a statement or List page that lost its
+// connection runs again, at most twice, after [pgxpool.Pool.Reset]: after a
+// server restart or a network cut, the pool's idle connections are all dead,
+// and pgx would hand them out one by one. Every statement is idempotent, so
+// a re-run leaves what one run leaves. Reset closes the idle connections of
+// a pool passed to [New] too. The conformance suite's faults group checks
+// all of this through a fault-injecting proxy, directly and through
+// PgBouncer.
 package postgres
