@@ -8,9 +8,11 @@
 // test framework can run them: package conformance wraps them as Ginkgo
 // specs, this package's own tests run them on the in-memory adapter.
 //
-// The package also embeds the golden traces of the deterministic scenarios
-// ([GoldenTraces]), which the conformance suite replays against every
-// adapter. Only tests should import it.
+// The package also embeds golden traces ([GoldenTraces]), which the
+// conformance suite replays against every adapter: LangGraph.js's saver
+// traffic for every scenario written for LangGraph.js (see golden_lgjs.go
+// and [NormalizeLangGraphJS]), refengine's for the deterministic scenarios
+// without a LangGraph.js counterpart. Only tests should import it.
 package enginetest
 
 import (
