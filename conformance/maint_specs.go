@@ -22,7 +22,11 @@ const (
 	maintWriters = 4
 	maintReaders = 3
 	maintSteps   = 10
-	// maintMaxRounds bounds the maintenance calls of one race.
+	// maintMinRounds and maintMaxRounds bound the maintenance calls of one
+	// race: at least the first, also after the writers are done, so that
+	// readers see maintenance at work however the goroutines are
+	// scheduled; at most the second.
+	maintMinRounds = 12
 	maintMaxRounds = 200
 )
 
@@ -85,12 +89,13 @@ func checkIntact(t *spec.Tuple) error {
 
 // race runs maintWriters writers, maintReaders readers and one maintainer
 // on thread t. write(w, j) makes writer w's step j; read(r) reads once and
-// checks what it sees; maintain(round) runs one maintenance call. Readers
-// and the maintainer run until every writer is done (the maintainer at
-// least once, at most maintMaxRounds times). It returns every error.
+// checks what it sees; maintain(round) runs one maintenance call. The
+// maintainer runs until every writer is done and it has run maintMinRounds
+// times (at most maintMaxRounds), readers until the writers and the
+// maintainer are done. It returns every error.
 func race(write func(w, j int) error, read func(r int) error, maintain func(round int) error) error {
 	var writing atomic.Int32
-	writing.Store(maintWriters)
+	writing.Store(maintWriters + 1) // the writers and the maintainer
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -137,10 +142,11 @@ func race(write func(w, j int) error, read func(r int) error, maintain func(roun
 		})
 	}
 	run(func() error {
+		defer writing.Add(-1)
 		for round := 0; round < maintMaxRounds; round++ {
-			done := writing.Load() == 0
-			if err := maintain(round); err != nil {
-				return fmt.Errorf("maintenance round %d: %w", round, err)
+			done := writing.Load() == 1 && round >= maintMinRounds
+			if err := watched(round, maintain, read); err != nil {
+				return err
 			}
 			if done {
 				return nil
@@ -150,6 +156,35 @@ func race(write func(w, j int) error, read func(r int) error, maintain func(roun
 	})
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// watched runs maintenance round round on its own goroutine and, until it
+// returns, reads in a loop as one more reader does, so that some reads
+// surely happen while the maintenance call runs.
+func watched(round int, maintain func(round int) error, read func(r int) error) error {
+	res := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				res <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		res <- maintain(round)
+	}()
+	for {
+		select {
+		case err := <-res:
+			if err != nil {
+				return fmt.Errorf("maintenance round %d: %w", round, err)
+			}
+			return nil
+		default:
+		}
+		if err := read(maintReaders); err != nil {
+			<-res
+			return fmt.Errorf("reader watching maintenance round %d: %w", round, err)
+		}
+	}
 }
 
 // readIntact reads thread th (its latest checkpoint and a short listing)
@@ -238,13 +273,12 @@ func maintSpecs(e *env) {
 				}
 				copies.Store(0)
 				read := func(int) error {
-					if err := readIntact(ctx, e.s, "t"); err != nil {
-						return err
-					}
 					if n := copies.Load(); m.dst != nil && n > 0 {
-						return readIntact(ctx, e.s, m.dst(int(n-1)))
+						if err := readIntact(ctx, e.s, m.dst(int(n-1))); err != nil {
+							return err
+						}
 					}
-					return nil
+					return readIntact(ctx, e.s, "t")
 				}
 				Expect(race(writeStep(ctx, "t", workerID), read, func(round int) error { return m.call(ctx, round) })).To(Succeed())
 				threads := []string{"t"}
@@ -294,7 +328,26 @@ func maintSpecs(e *env) {
 				}
 				return nil
 			}
-			read := func(int) error { return readIntact(ctx, e.s, "t") }
+			// Readers check the same: the latest checkpoint of a namespace
+			// is never older than the newest one whose Put has returned.
+			read := func(int) error {
+				for _, ns := range []string{"", "sub:1"} {
+					mu.Lock()
+					want := newest[ns]
+					mu.Unlock()
+					if want == "" {
+						continue
+					}
+					t, err := e.s.GetTuple(ctx, spec.Config{ThreadID: "t", Namespace: ns})
+					if err != nil {
+						return fmt.Errorf("latest of %q once %s was put: %w", ns, want, err)
+					}
+					if t.Config.CheckpointID < want {
+						return fmt.Errorf("latest of %q is %s once %s was put: Prune deleted a newer checkpoint than the one it kept", ns, t.Config.CheckpointID, want)
+					}
+				}
+				return readIntact(ctx, e.s, "t")
+			}
 			Expect(race(write, read, func(int) error { return p.Prune(ctx, []string{"t"}, spec.KeepLatest) })).To(Succeed())
 			for ns, want := range newest {
 				Expect(e.get(ctx, "t", ns, "").Config.CheckpointID).To(Equal(want), "latest of namespace %q after the race", ns)

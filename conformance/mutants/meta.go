@@ -3,7 +3,6 @@ package mutants
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"maps"
 	"strings"
@@ -281,5 +280,5 @@ func sanitizeJSON(v any) any {
 	if b, ok := v.([]byte); ok {
 		return string(b)
 	}
-	return fmt.Sprintf("%v", v)
+	return printed(v)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -347,6 +348,9 @@ func init() {
 				if err != nil {
 					return err
 				}
+				// Oldest first, so the checkpoint being copied is the
+				// destination's latest.
+				slices.Reverse(ts)
 				for _, t := range ts {
 					if err := restore(ctx, w.Inner, t, dst, t.Config.CheckpointID, parentID(t), false); err != nil {
 						return err
@@ -406,9 +410,14 @@ func init() {
 							order = append(order, t.Config.Namespace)
 						}
 					}
-					yieldAround()
+					for range 5 {
+						yieldAround()
+					}
 					if err := w.Inner.Prune(ctx, []string{th}, spec.DeleteAll); err != nil {
 						return err
+					}
+					for range 5 {
+						yieldAround()
 					}
 					for _, ns := range order {
 						t := latest[ns]
@@ -428,35 +437,30 @@ func init() {
 		New: func() spec.Saver {
 			w := wrap()
 			var mu sync.Mutex
-			stored := map[ckey]bool{} // keys whose metadata is stored
-			mark := func(k ckey) {
-				mu.Lock()
-				stored[k] = true
-				mu.Unlock()
-			}
+			// stored says, per checkpoint put through this saver, whether
+			// its metadata is stored (true) or was deleted (false).
+			stored := map[ckey]bool{}
 			w.OnPut = func(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
-				mark(ckey{cfg.ThreadID, cfg.Namespace, cp.ID})
-				yieldAround()
-				return w.Inner.Put(ctx, cfg, cp, md, nv)
-			}
-			w.OnCopyThread = func(ctx context.Context, src, dst string) error {
-				if ts, err := threadTuples(ctx, w.Inner, src); err == nil {
-					for _, t := range ts {
-						mark(ckey{dst, t.Config.Namespace, t.Config.CheckpointID})
-					}
+				mu.Lock()
+				stored[ckey{cfg.ThreadID, cfg.Namespace, cp.ID}] = true
+				mu.Unlock()
+				for range 3 {
+					yieldAround()
 				}
-				return w.Inner.CopyThread(ctx, src, dst)
+				return w.Inner.Put(ctx, cfg, cp, md, nv)
 			}
 			w.OnDeleteThread = func(ctx context.Context, th string) error {
 				if err := w.Inner.DeleteThread(ctx, th); err != nil {
 					return err
 				}
-				yieldAround()
+				for range 5 {
+					yieldAround()
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				for k := range stored {
 					if k.thread == th {
-						delete(stored, k)
+						stored[k] = false
 					}
 				}
 				return nil
@@ -464,7 +468,7 @@ func init() {
 			w.MapTuple = func(t *spec.Tuple) {
 				mu.Lock()
 				defer mu.Unlock()
-				if !stored[keyOf(t)] {
+				if ok, known := stored[keyOf(t)]; known && !ok {
 					t.Metadata = spec.Metadata{}
 				}
 			}

@@ -61,13 +61,23 @@ func onDeleteThread(w *Wrapper, mu *sync.Mutex, forget func(thread string)) {
 	}
 }
 
+// printed is v's printed form; for a map or a list, which may contain
+// itself (fmt would recurse for ever), its type.
+func printed(v any) string {
+	switch v.(type) {
+	case map[string]any, []any, spec.Metadata:
+		return fmt.Sprintf("%T", v)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
 // sanitize replaces every value of m that spec.Normalize rejects by its
 // printed form.
 func sanitize(m map[string]any) map[string]any {
 	out := maps.Clone(m)
 	for k, v := range out {
 		if _, err := spec.Normalize(v); err != nil {
-			out[k] = fmt.Sprintf("%v", v)
+			out[k] = printed(v)
 		}
 	}
 	return out
