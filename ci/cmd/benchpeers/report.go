@@ -45,6 +45,8 @@ func reportCmd(args []string) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
+		// Files are named ROUND-SIDE-SAVER.json by ci/bench-peers.
+		r.round, _, _ = strings.Cut(filepath.Base(f), "-")
 		results = append(results, r)
 	}
 	if len(results) == 0 {
@@ -62,6 +64,10 @@ func reportCmd(args []string) error {
 type summary struct {
 	result
 	rounds int
+	// byRound holds the results of each round, for ratios taken within a
+	// round (both sides of a saver run back to back; load drifts between
+	// rounds).
+	byRound map[string]result
 }
 
 // combine groups results by side and saver and takes the median of every
@@ -74,7 +80,10 @@ func combine(results []result) map[string]*summary {
 	}
 	out := map[string]*summary{}
 	for k, rs := range groups {
-		s := &summary{result: rs[0], rounds: len(rs)}
+		s := &summary{result: rs[0], rounds: len(rs), byRound: map[string]result{}}
+		for _, r := range rs {
+			s.byRound[r.round] = r
+		}
 		s.PutMS = med(rs, func(r result) float64 { return r.PutMS })
 		s.GetMS = make([]float64, len(s.Depths))
 		s.ListMS = make([]float64, len(s.Depths))
@@ -142,24 +151,40 @@ func figure(v float64) string {
 	}
 }
 
-// speedup formats LangGraph.js's time over Go's, bold when it reaches the
-// 2x target.
-func speedup(js, goMS float64) string {
-	if js <= 0 || goMS <= 0 {
+// roundRatio returns the median over the rounds both a and b ran of
+// num(round of a) / den(round of b), or 0 when there is none.
+func roundRatio(a, b *summary, num, den func(result) float64) float64 {
+	var rs []result
+	for round, ra := range a.byRound {
+		rb, ok := b.byRound[round]
+		if !ok || num(ra) <= 0 || den(rb) <= 0 {
+			continue
+		}
+		rs = append(rs, result{PutMS: num(ra) / den(rb)})
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	return med(rs, func(r result) float64 { return r.PutMS })
+}
+
+// speedup formats a ratio of LangGraph.js's time over Go's, bold when it
+// reaches the 2x target.
+func speedup(r float64) string {
+	if r <= 0 {
 		return "—"
 	}
-	r := js / goMS
 	if r >= 2 {
 		return fmt.Sprintf("**%.1f×**", r)
 	}
 	return fmt.Sprintf("%.2f× (below 2)", r)
 }
 
-func ratio(deep, shallow float64) string {
-	if deep <= 0 || shallow <= 0 {
+func ratio(r float64) string {
+	if r <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f", deep/shallow)
+	return fmt.Sprintf("%.2f", r)
 }
 
 func pair(v []float64) string {
@@ -198,14 +223,16 @@ func render(sums map[string]*summary, note string) string {
 			get := make([]string, len(g.Depths))
 			lst := make([]string, len(g.Depths))
 			for i := range g.Depths {
-				get[i] = speedup(j.GetMS[i], g.GetMS[i])
-				lst[i] = speedup(j.ListMS[i], g.ListMS[i])
+				get[i] = speedup(roundRatio(j, g, func(r result) float64 { return at(r.GetMS, i) }, func(r result) float64 { return at(r.GetMS, i) }))
+				lst[i] = speedup(roundRatio(j, g, func(r result) float64 { return at(r.ListMS, i) }, func(r result) float64 { return at(r.ListMS, i) }))
 			}
+			put := speedup(roundRatio(j, g, func(r result) float64 { return r.PutMS }, func(r result) float64 { return r.PutMS }))
 			fmt.Fprintf(&b, "| *LangGraph.js time / Go time* | | %s | %s | %s | |\n",
-				speedup(j.PutMS, g.PutMS), strings.Join(get, " / "), strings.Join(lst, " / "))
+				put, strings.Join(get, " / "), strings.Join(lst, " / "))
 		}
 	}
 
+	b.WriteString("\nLatencies are medians over the rounds; every ratio is the median of the ratios measured within each round.\n")
 	b.WriteString("\nDepth ratios (time at the deepest history / time at depth 10; target at most 1.2):\n\n")
 	b.WriteString("| saver | depths | get latest | list(10) |\n| --- | --- | ---: | ---: |\n")
 	for _, name := range saverOrder {
@@ -215,8 +242,9 @@ func render(sums map[string]*summary, note string) string {
 				continue
 			}
 			last := len(s.Depths) - 1
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.Name, depthLabel(s.Depths),
-				ratio(s.GetMS[last], s.GetMS[0]), ratio(s.ListMS[last], s.ListMS[0]))
+			get := roundRatio(s, s, func(r result) float64 { return at(r.GetMS, last) }, func(r result) float64 { return at(r.GetMS, 0) })
+			lst := roundRatio(s, s, func(r result) float64 { return at(r.ListMS, last) }, func(r result) float64 { return at(r.ListMS, 0) })
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.Name, depthLabel(s.Depths), ratio(get), ratio(lst))
 		}
 	}
 

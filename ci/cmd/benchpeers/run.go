@@ -39,6 +39,8 @@ type result struct {
 	GetMS  []float64 `json:"get_ms"`  // per depth
 	ListMS []float64 `json:"list_ms"` // per depth
 	Allocs *allocs   `json:"allocs,omitempty"`
+
+	round string // from the file name, set by report
 }
 
 // allocs are the heap allocations of one call, measured at the first depth.
