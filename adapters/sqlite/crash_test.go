@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,24 +104,36 @@ func TestCrashChild(t *testing.T) {
 // varied points, reopens the file and checks that it holds only whole
 // checkpoints: each with all its values and metadata, and per PutWrites
 // call all its writes or none; and that every call the child saw return
-// survived. The kill points are counted in acknowledged calls, read from
-// the child's report pipe, not timed: after the k-th report the child is
-// already in its next call, which the kill cuts at whatever point it
-// reached.
+// survived. The kill points are counted, not timed: in acknowledged calls,
+// read from the child's report pipe, then in bytes the child has added to
+// the write-ahead log since, so that kills land inside commits too.
 func TestCrashRecovery(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "" {
 		return
 	}
 	path := filepath.Join(t.TempDir(), "crash.db")
-	kills := []int{1, 2, 3, 5, 8, 13, 4, 7, 11, 6}
+	// Kill points: after k acknowledged calls, then walBytes more bytes
+	// of write-ahead log.
+	kills := []struct {
+		k        int
+		walBytes int64
+	}{{1, 0}, {2, 1}, {3, 4096}, {5, 12 << 10}, {8, 30 << 10}, {4, 50 << 10}, {7, 2 << 10}, {11, 70 << 10}, {6, 20 << 10}, {3, 8 << 10}}
 	acked := &crashAcks{lastPut: -1, writes: map[int]bool{}}
-	total := 0
-	for round, k := range kills {
-		crashRound(t, path, k, acked)
-		total += verifyCrashFile(t, path, acked)
-		t.Logf("round %d: killed after %d acknowledged calls; last acknowledged Put %d", round, k, acked.lastPut)
+	total, latest, unacked, midLog := 0, 0, 0, 0
+	for round, kp := range kills {
+		grown := crashRound(t, path, kp.k, kp.walBytes, acked)
+		if grown > 0 {
+			midLog++
+		}
+		n, last := verifyCrashFile(t, path, acked)
+		total, latest = total+n, n
+		if last > acked.lastPut {
+			unacked++ // the kill landed after a commit, before its report
+		}
+		t.Logf("round %d: killed after %d acknowledged calls and %d bytes of log; last acknowledged Put %d, latest stored %d", round, kp.k, grown, acked.lastPut, last)
 	}
-	t.Logf("%d kills; %d checkpoint reads verified whole, with their writes all or nothing", len(kills), total)
+	t.Logf("%d kills (%d after the log had grown, %d after a Put committed but before it was acknowledged); %d checkpoints in the file, %d checkpoint reads verified whole, with their writes all or nothing",
+		len(kills), midLog, unacked, latest, total)
 }
 
 // crashAcks is what the children acknowledged: the last step whose Put
@@ -149,8 +162,13 @@ func (a *crashAcks) add(line string) error {
 }
 
 // crashRound starts the child on path, reads its reports until k calls
-// have returned, kills it with SIGKILL and records what it acknowledged.
-func crashRound(t *testing.T, path string, k int, acked *crashAcks) {
+// have returned, then waits, without sleeping, until the child has
+// written walBytes more bytes to the write-ahead log (or reported two more
+// calls), kills it with SIGKILL and records what it acknowledged. It
+// returns how far the log had grown past that point at the kill. Growing
+// the log is what a commit does, frame by frame, so the byte count lands
+// the kill at varied points of a transaction's writes.
+func crashRound(t *testing.T, path string, k int, walBytes int64, acked *crashAcks) int64 {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -166,32 +184,66 @@ func crashRound(t *testing.T, path string, k int, acked *crashAcks) {
 		t.Fatal(err)
 	}
 	w.Close()
-	sc := bufio.NewScanner(r)
-	for i := 0; i < k; i++ {
-		if !sc.Scan() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("the child stopped after %d of %d calls: %v\n%s", i, k, sc.Err(), stderr.String())
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
 		}
-		if err := acked.add(sc.Text()); err != nil {
-			t.Fatal(err)
+	}()
+	ack := func(line string) {
+		if err := acked.add(line); err != nil {
+			t.Error(err)
 		}
 	}
+	for i := 0; i < k; i++ {
+		line, ok := <-lines
+		if !ok {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the child stopped after %d of %d calls:\n%s", i, k, stderr.String())
+		}
+		ack(line)
+	}
+	base := walSize(path)
+	for extra := 0; walSize(path) < base+walBytes && extra < 2; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("the child stopped:\n%s", stderr.String())
+			}
+			ack(line)
+			extra++
+		default:
+			runtime.Gosched()
+		}
+	}
+	grown := walSize(path) - base
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	// A report written between the k-th and the kill is acknowledged too.
-	for sc.Scan() {
-		if err := acked.add(sc.Text()); err != nil {
-			t.Fatal(err)
-		}
+	// A report written before the kill is acknowledged too.
+	for line := range lines {
+		ack(line)
 	}
+	return grown
+}
+
+// walSize returns the size of the write-ahead log of the database at
+// path, 0 when there is none.
+func walSize(path string) int64 {
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // verifyCrashFile opens path after a kill and checks every checkpoint of
-// the loop's thread; it returns how many it checked.
-func verifyCrashFile(t *testing.T, path string, acked *crashAcks) int {
+// the loop's thread; it returns how many it checked and the latest step.
+func verifyCrashFile(t *testing.T, path string, acked *crashAcks) (int, int) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sql.Open(driverName, path)
@@ -261,5 +313,5 @@ func verifyCrashFile(t *testing.T, path string, acked *crashAcks) int {
 	if n != last+1 {
 		t.Fatalf("%d checkpoints for steps 0..%d", n, last)
 	}
-	return n
+	return n, last
 }
