@@ -223,6 +223,11 @@ func (s *server) rejectLine(id int64, why string, line []byte) {
 	s.out.sendAsync(func(b []byte) []byte { return appendError(b, id, codeBadRequest, why) })
 }
 
+// serverCancelGrace is how long a cancelled request's saver call has to
+// return before the server answers canceled without it; shorter than the
+// client's cancelGrace, so that the client gets the answer.
+const serverCancelGrace = 2 * time.Second
+
 // start registers a request and returns the func that runs it, or nil
 // when it is rejected.
 func (s *server) start(m *message) (run func()) {
@@ -255,9 +260,18 @@ func (s *server) start(m *message) (run func()) {
 	s.handlers.Add(1)
 	s.mu.Unlock()
 
-	// Answer as soon as the context ends, even if the saver call does not
-	// return: a deadline or cancel is honoured whatever the saver does.
-	req.stop = context.AfterFunc(ctx, func() { s.finish(req, nil, ctx.Err()) })
+	// Answer once the context ends, even if the saver call does not
+	// return: a deadline or cancel is honoured whatever the saver does. A
+	// cancelled call first gets serverCancelGrace to return, so that its
+	// own answer (its result, when it finished anyway) keeps it all or
+	// nothing (SPEC.md CTX-5).
+	req.stop = context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.finish(req, nil, ctx.Err())
+			return
+		}
+		time.AfterFunc(serverCancelGrace, func() { s.finish(req, nil, ctx.Err()) })
+	})
 	return func() {
 		defer s.handlers.Done()
 		defer func() {
