@@ -316,3 +316,25 @@ func TestParseBackendsPgBouncer(t *testing.T) {
 		t.Errorf("pgbouncer backend %+v", b)
 	}
 }
+
+// TestMatrixFaultsRow: the row of the faults group's counts appears when a
+// column ran it, with "-" for the others.
+func TestMatrixFaultsRow(t *testing.T) {
+	pg := report.Report{Harnesses: []report.HarnessReport{harness("postgres", report.LevelFull,
+		report.CapabilityResult{Name: "faults", Optional: true, Status: report.StatusPassed, Counts: report.Counts{Passed: 10}},
+	)}}
+	pg.Harnesses[0].Faults = &report.FaultCounts{Injected: 45, Cut: 46, Failed: 46, Checked: 44}
+	mem := report.Report{Harnesses: []report.HarnessReport{harness("memory", report.LevelFull,
+		report.CapabilityResult{Name: "faults", Optional: true, Status: report.StatusNotSupported, Counts: report.Counts{NotSupported: 10}},
+	)}}
+	var b strings.Builder
+	newMatrix([]Result{{Backend: "memory", Passed: true, Report: &mem}, {Backend: "postgres", Passed: true, Report: &pg}}).WriteText(&b)
+	if !strings.Contains(b.String(), "faults i/c/p      -                 45/46/0") {
+		t.Errorf("no faults row:\n%s", b.String())
+	}
+	b.Reset()
+	newMatrix([]Result{{Backend: "memory", Passed: true, Report: &mem}}).WriteText(&b)
+	if strings.Contains(b.String(), "\nfaults i/c/p ") {
+		t.Errorf("a faults row without any faults run:\n%s", b.String())
+	}
+}

@@ -207,10 +207,34 @@ func (m Matrix) rows() [][]string {
 			verdict = append(verdict, "FAIL")
 		}
 	}
-	return append(rows, nil, level, core, strict, specs, took, verdict)
+	rows = append(rows, nil, level, core, strict, specs)
+	if f := faultsRow(cols); f != nil {
+		rows = append(rows, f)
+	}
+	return append(rows, took, verdict)
 }
 
-const legend = "* optional capability; cells: passed N | FAILED failed/run | differs differing/run (a LangGraph saver's behaviour on a strict rule) | skipped skipped/run | not supported N | not run (filtered out); LEVEL is the lower of the core and strict levels"
+// faultsRow is the row "faults injected/cut/partial" of the columns whose
+// faults group ran, or nil when none did.
+func faultsRow(cols []column) []string {
+	row := []string{"faults i/c/p"}
+	ran := false
+	for _, c := range cols {
+		if c.h == nil || c.h.Faults == nil {
+			row = append(row, "-")
+			continue
+		}
+		f := c.h.Faults
+		row = append(row, fmt.Sprintf("%d/%d/%d", f.Injected, f.Cut, f.Partial))
+		ran = true
+	}
+	if !ran {
+		return nil
+	}
+	return row
+}
+
+const legend = "* optional capability; cells: passed N | FAILED failed/run | differs differing/run (a LangGraph saver's behaviour on a strict rule) | skipped skipped/run | not supported N | not run (filtered out); LEVEL is the lower of the core and strict levels; faults i/c/p: network faults injected / calls cut / partial outcomes"
 
 // WriteMarkdown prints the matrix as a GitHub-flavoured Markdown table
 // (for $GITHUB_STEP_SUMMARY), followed by the failures.
