@@ -33,7 +33,13 @@ func encodeMetadata(md spec.Metadata) (string, error) {
 
 // decodeMetadata parses JSON text written by encodeMetadata.
 func decodeMetadata(text string) (spec.Metadata, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	return decodeMetadataBytes([]byte(text))
+}
+
+// decodeMetadataBytes parses JSON text written by encodeMetadata; it keeps
+// no reference to text.
+func decodeMetadataBytes(text []byte) (spec.Metadata, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {

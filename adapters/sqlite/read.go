@@ -76,15 +76,15 @@ func (s *Saver) loadPage(ctx context.Context, q querier, query string, args []an
 		var (
 			k      rowKey
 			parent sql.NullString
-			body   []byte
-			mdText string
+			body   sql.RawBytes // both decoded before the next row: no copy kept
+			mdText sql.RawBytes
 		)
 		if err := rows.Scan(&k.thread, &k.ns, &k.id, &parent, &body, &mdText); err != nil {
 			return nil, last, 0, err
 		}
 		n++
 		last = k
-		md, err := decodeMetadata(mdText)
+		md, err := decodeMetadataBytes(mdText)
 		if err != nil {
 			return nil, last, 0, fmt.Errorf("checkpoint %q: %w", k.id, err)
 		}
@@ -140,7 +140,14 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 			}
 		}
 	}
-	values := make(map[blobKey][]byte, len(keys))
+	// A value is kept decoded when it is immutable (shared by every tuple
+	// of the page), encoded otherwise (decoded per tuple).
+	type stored struct {
+		data  []byte
+		plain any
+		ok    bool
+	}
+	values := make(map[blobKey]stored, len(keys))
 	for start := 0; start < len(keys); start += maxKeysPerQuery {
 		chunk := keys[start:min(start+maxKeysPerQuery, len(keys))]
 		args := make([]any, 0, 4*len(chunk))
@@ -155,12 +162,16 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 		}
 		for rows.Next() {
 			var k blobKey
-			var data []byte
+			var data sql.RawBytes
 			if err := rows.Scan(&k.thread, &k.ns, &k.channel, &k.version, &data); err != nil {
 				rows.Close()
 				return err
 			}
-			values[k] = data
+			if v, ok := fastvalue.Immutable(s.serde, data); ok {
+				values[k] = stored{plain: v, ok: true}
+			} else {
+				values[k] = stored{data: bytes.Clone(data)}
+			}
 		}
 		err = rows.Err()
 		rows.Close()
@@ -170,12 +181,16 @@ func (s *Saver) loadValues(ctx context.Context, q querier, page []*spec.Tuple) e
 	}
 	for _, t := range page {
 		for ch, ver := range t.Checkpoint.ChannelVersions {
-			data, ok := values[blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}]
+			sv, ok := values[blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}]
 			if !ok {
 				continue
 			}
+			if sv.ok {
+				t.Checkpoint.ChannelValues[ch] = sv.plain
+				continue
+			}
 			// Decode per tuple: tuples must not share mutable values.
-			v, err := fastvalue.Decode(s.serde, data)
+			v, err := s.serde.Decode(sv.data)
 			if err != nil {
 				return fmt.Errorf("checkpoint %q channel %q: %w", t.Config.CheckpointID, ch, err)
 			}

@@ -31,6 +31,18 @@ func Decode(serde spec.Serde, data []byte) (any, error) {
 	return serde.Decode(data)
 }
 
+// Immutable returns the value of data and true when serde is the default
+// [spec.MsgpackSerde] and data holds a string, small integer, boolean or
+// nil: a value that callers may share, as nobody can modify it. It returns
+// false for every other value, which the caller decodes with Decode for
+// each reader.
+func Immutable(serde spec.Serde, data []byte) (any, bool) {
+	if _, ok := serde.(spec.MsgpackSerde); !ok {
+		return nil, false
+	}
+	return direct(data)
+}
+
 // Aliases reports whether values decoded by serde may share memory with the
 // encoded bytes: false for the default serde, whose decoder copies strings
 // and byte strings, true (unknown) for any other.

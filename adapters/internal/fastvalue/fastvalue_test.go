@@ -34,11 +34,14 @@ func TestDecodeMatchesSerde(t *testing.T) {
 		if !spec.Equal(got, want) {
 			t.Errorf("Decode of %#v = %#v (%T), serde gives %#v (%T)", v, got, got, want, want)
 		}
-		if _, direct := direct(data); direct {
+		if got, ok := Immutable(serde, data); ok {
 			switch want.(type) {
 			case nil, string, bool, int64:
 			default:
 				t.Errorf("%#v decoded directly as %T", v, want)
+			}
+			if !spec.Equal(got, want) {
+				t.Errorf("Immutable of %#v = %#v, serde gives %#v", v, got, want)
 			}
 		}
 	}
@@ -56,6 +59,9 @@ func TestDecodeOtherSerde(t *testing.T) {
 	v, err := Decode(s, []byte{0xa1, 'a'})
 	if err != nil || v != "called" {
 		t.Errorf("Decode with another serde = %v, %v; want the serde's result", v, err)
+	}
+	if _, ok := Immutable(s, []byte{0xa1, 'a'}); ok {
+		t.Error("Immutable with another serde: want false")
 	}
 	if !Aliases(s) || Aliases(spec.DefaultSerde()) {
 		t.Error("Aliases: want true for an unknown serde, false for the default")
