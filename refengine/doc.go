@@ -62,9 +62,11 @@
 // byte-identical traces, RunConfig.NewCheckpointID = trace.SequentialIDs(t).
 // Package refengine/trace records every saver call of a run, writes it as
 // JSON and replays it against another saver; package refengine/enginetest
-// holds ready-made scenarios built on all of this and the golden traces of
-// those scenarios, which the conformance suite runs and replays against
-// every adapter.
+// holds ready-made scenarios built on all of this, which the conformance
+// suite runs against every adapter, and the golden traces it replays: the
+// saver traffic LangGraph.js itself produced on the same scenarios (as the
+// contract reads it), and refengine's own traffic for the two scenarios
+// that have no LangGraph.js counterpart.
 //
 // Deliberate differences from LangGraph, none of which changes what a
 // saver must support: Invoke rejects a non-empty RunConfig.Namespace
