@@ -26,8 +26,11 @@ const (
 	// race: at least the first, also after the writers are done, so that
 	// readers see maintenance at work however the goroutines are
 	// scheduled; at most the second.
-	maintMinRounds = 12
+	maintMinRounds = 6
 	maintMaxRounds = 200
+	// maintCopies is the number of rounds of CopyThread, each of which
+	// copies the whole thread into a thread of its own.
+	maintCopies = 3
 )
 
 // maintTasks are the tasks that write to every checkpoint of a race, one
@@ -90,10 +93,10 @@ func checkIntact(t *spec.Tuple) error {
 // race runs maintWriters writers, maintReaders readers and one maintainer
 // on thread t. write(w, j) makes writer w's step j; read(r) reads once and
 // checks what it sees; maintain(round) runs one maintenance call. The
-// maintainer runs until every writer is done and it has run maintMinRounds
-// times (at most maintMaxRounds), readers until the writers and the
+// maintainer runs until every writer is done and it has run minRounds
+// times (at most maxRounds), readers until the writers and the
 // maintainer are done. It returns every error.
-func race(write func(w, j int) error, read func(r int) error, maintain func(round int) error) error {
+func race(write func(w, j int) error, read func(r int) error, maintain func(round int) error, minRounds, maxRounds int) error {
 	var writing atomic.Int32
 	writing.Store(maintWriters + 1) // the writers and the maintainer
 	var wg sync.WaitGroup
@@ -143,8 +146,8 @@ func race(write func(w, j int) error, read func(r int) error, maintain func(roun
 	}
 	run(func() error {
 		defer writing.Add(-1)
-		for round := 0; round < maintMaxRounds; round++ {
-			done := writing.Load() == 1 && round >= maintMinRounds
+		for round := 0; round < maxRounds; round++ {
+			done := writing.Load() == 1 && round >= minRounds-1
 			if err := watched(round, maintain, read); err != nil {
 				return err
 			}
@@ -280,7 +283,11 @@ func maintSpecs(e *env) {
 					}
 					return readIntact(ctx, e.s, "t")
 				}
-				Expect(race(writeStep(ctx, "t", workerID), read, func(round int) error { return m.call(ctx, round) })).To(Succeed())
+				minRounds, maxRounds := maintMinRounds, maintMaxRounds
+				if m.dst != nil {
+					minRounds, maxRounds = maintCopies, maintCopies
+				}
+				Expect(race(writeStep(ctx, "t", workerID), read, func(round int) error { return m.call(ctx, round) }, minRounds, maxRounds)).To(Succeed())
 				threads := []string{"t"}
 				for i := range copies.Load() {
 					threads = append(threads, m.dst(int(i)))
@@ -348,7 +355,7 @@ func maintSpecs(e *env) {
 				}
 				return readIntact(ctx, e.s, "t")
 			}
-			Expect(race(write, read, func(int) error { return p.Prune(ctx, []string{"t"}, spec.KeepLatest) })).To(Succeed())
+			Expect(race(write, read, func(int) error { return p.Prune(ctx, []string{"t"}, spec.KeepLatest) }, maintMinRounds, maintMaxRounds)).To(Succeed())
 			for ns, want := range newest {
 				Expect(e.get(ctx, "t", ns, "").Config.CheckpointID).To(Equal(want), "latest of namespace %q after the race", ns)
 			}
@@ -388,7 +395,7 @@ func maintSpecs(e *env) {
 				}
 				return nil
 			}
-			Expect(race(write, read, deleteThread)).To(Succeed())
+			Expect(race(write, read, deleteThread, maintMinRounds, maintMaxRounds)).To(Succeed())
 			expectIntact(ctx, "t")
 		})
 	})
