@@ -2,7 +2,6 @@ package mongo_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 
@@ -13,8 +12,9 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// TestInterruptedMaintenance cancels each maintenance call right after it
-// inserted its fence, before it deleted or released anything: readers see
+// TestInterruptedMaintenance stops each maintenance call right after it
+// inserted its fence, before it deleted or released anything, as if its
+// process had died there: readers see
 // the whole effect (or, for a copy, none of it) and keep seeing it, and
 // the next Put on the thread finishes the fence before it writes, so the
 // new checkpoint is visible and nothing stale comes back.
@@ -42,12 +42,9 @@ func TestInterruptedMaintenance(t *testing.T) {
 			savertest.MustPut(t, s, "t", "", "1", "r", true)
 			savertest.MustPut(t, s, "t", "", "2", "", true)
 			savertest.MustPut(t, s, "t", "", "3", "r", true)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			atOnce(t, s, c.point, cancel)
-			if err := c.call(ctx, s); !errors.Is(err, context.Canceled) {
-				t.Fatalf("interrupted call: %v", err)
-			}
+			crashAt(t, s, c.point)
+			crashed(t, func() error { return c.call(context.Background(), s) })
+			mongo.SetHook(s, nil)
 			if got := snapshot(t, s, "t"); !slices.Equal(got, c.after) {
 				t.Fatalf("after the interrupted call: %v, want %v", got, c.after)
 			}
@@ -74,19 +71,17 @@ func TestInterruptedMaintenance(t *testing.T) {
 	}
 }
 
-// TestInterruptedCopy cancels CopyThread after it wrote every document,
-// before it released them: dst shows nothing, and a new copy shows all.
+// TestInterruptedCopy stops CopyThread after it wrote every document,
+// before it released them, as if its process had died there: dst shows
+// nothing, and a new copy shows all.
 func TestInterruptedCopy(t *testing.T) {
 	s := saverT(t)
 	for _, id := range []string{"1", "2", "3"} {
 		savertest.MustPut(t, s, "src", "", id, "", true)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	atOnce(t, s, mongo.HookCopyHeld, cancel)
-	if err := s.CopyThread(ctx, "src", "dst"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted copy: %v", err)
-	}
+	crashAt(t, s, mongo.HookCopyHeld)
+	crashed(t, func() error { return s.CopyThread(context.Background(), "src", "dst") })
+	mongo.SetHook(s, nil)
 	if got := snapshot(t, s, "dst"); len(got) != 0 {
 		t.Fatalf("an interrupted copy shows %v", got)
 	}

@@ -2,7 +2,6 @@ package mongo_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,6 +29,41 @@ func atOnce(t *testing.T, s *mongo.Saver, point string, fn func()) {
 		}
 	})
 	t.Cleanup(func() { mongo.SetHook(s, nil) })
+}
+
+// crash is the panic value of crashAt's hook.
+type crash struct{}
+
+// crashAt makes the first operation that reaches point stop there, as if
+// its process had died: the hook panics and [crashed] recovers. Cancelling
+// the context cannot interrupt a write call midway (it finishes whole, see
+// the package's detach), so tests of what an interrupted call leaves behind
+// stop it this way.
+func crashAt(t *testing.T, s *mongo.Saver, point string) {
+	t.Helper()
+	atOnce(t, s, point, func() { panic(crash{}) })
+}
+
+// crashed runs call and reports whether crashAt stopped it; a call that
+// returns instead fails the test.
+func crashed(t *testing.T, call func() error) {
+	t.Helper()
+	stopped := func() (stopped bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(crash); !ok {
+					panic(r)
+				}
+				stopped = true
+			}
+		}()
+		err := call()
+		t.Errorf("the call returned %v instead of stopping at the crash point", err)
+		return false
+	}()
+	if !stopped {
+		t.FailNow()
+	}
 }
 
 // snapshot returns the keys of thread's checkpoints, failing the test on
@@ -248,26 +282,33 @@ func TestReaderRacesDeleteThread(t *testing.T) {
 }
 
 // TestPutWritesMidway: a batch whose document is stored but whose large
-// value is not yet chunked shows none of its writes; when the call is then
-// cancelled, still none; retried, all of them.
+// value is not yet chunked shows none of its writes; when the call then
+// stops there (its process dies), still none; retried, all of them. A
+// cancelled context instead lets the call finish whole.
 func TestPutWritesMidway(t *testing.T) {
 	defer mongo.SetChunking(64, 32)()
 	s := saverT(t)
 	putFixtures(t, s, "t", "1")
 	cfg := spec.Config{ThreadID: "t", CheckpointID: "1"}
 	writes := []spec.Write{{Channel: "small", Value: "s"}, {Channel: spec.InterruptChannel, Value: "i"}, {Channel: "large", Value: strings.Repeat("x", 500)}}
-	ctx, cancel := context.WithCancel(context.Background())
 	atOnce(t, s, mongo.HookWritesBatch, func() {
 		if n := countTaskWrites(t, s, "x"); n != 0 {
 			t.Errorf("%d writes of the batch visible before its chunks are written", n)
 		}
-		cancel()
+		panic(crash{})
 	})
-	if err := s.PutWrites(ctx, cfg, writes, "x", ""); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled PutWrites: %v", err)
-	}
+	crashed(t, func() error { return s.PutWrites(context.Background(), cfg, writes, "x", "") })
 	if n := countTaskWrites(t, s, "x"); n != 0 {
-		t.Fatalf("%d writes of a cancelled batch visible", n)
+		t.Fatalf("%d writes of an interrupted batch visible", n)
+	}
+	mongo.SetHook(s, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	atOnce(t, s, mongo.HookWritesBatch, cancel)
+	if err := s.PutWrites(ctx, cfg, writes, "y", ""); err != nil {
+		t.Fatalf("PutWrites cancelled midway: %v, want it finished whole", err)
+	}
+	if n := countTaskWrites(t, s, "y"); n != 3 {
+		t.Fatalf("%d writes of a batch cancelled midway visible, want 3", n)
 	}
 	mongo.SetHook(s, nil)
 	if err := s.PutWrites(context.Background(), cfg, writes, "x", ""); err != nil {
