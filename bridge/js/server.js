@@ -169,8 +169,35 @@ function sendError(id, err) {
   send({ id, error: { code, message: String(err?.message ?? err) } });
 }
 
+// writeGraceMs is how long a cancelled write may still take to finish, so
+// that its answer says what really happened.
+const writeGraceMs = 2000;
+
+// finished settles like p, the promise of a write the saver has begun and
+// cannot be called back: once the signal aborts, it still waits up to
+// writeGraceMs for p and settles as p does, so a write that completes is
+// answered with its result, not "canceled" (SPEC.md CTX-5); only a write
+// still running then is answered with signal.reason.
+function finished(p, signal) {
+  return new Promise((resolve, reject) => {
+    let timer;
+    const onAbort = () => {
+      timer = setTimeout(() => reject(signal.reason), writeGraceMs);
+    };
+    const settle = (fn) => (x) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      fn(x);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(p).then(settle(resolve), settle(reject));
+  });
+}
+
 // abortable settles like p, or rejects with signal.reason once the signal
-// aborts. The saver call behind p may go on; its outcome is then ignored.
+// aborts: for reads, which change nothing. The saver call behind p may go
+// on; its outcome is then ignored.
 function abortable(p, signal) {
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -265,7 +292,7 @@ const methods = {
     const checkpoint = checkpointFromWire(wantObject(params.checkpoint, "checkpoint"));
     const metadata = decodeMap(params.metadata, "metadata");
     const newVersions = versionsFromWire(params.new_versions, "new_versions");
-    const out = await abortable(saver.put(config, checkpoint, metadata, newVersions), signal);
+    const out = await finished(saver.put(config, checkpoint, metadata, newVersions), signal);
     return { config: configToWire(out) };
   },
 
@@ -275,7 +302,7 @@ const methods = {
     const writes = decodeWrites(params.writes);
     const taskId = wantString(params.task_id ?? "", "task_id");
     // LangGraph.js's putWrites has no task path argument: task_path is dropped.
-    await abortable(saver.putWrites(config, writes, taskId), signal);
+    await finished(saver.putWrites(config, writes, taskId), signal);
     return null;
   },
 
@@ -323,7 +350,7 @@ const methods = {
 
   async delete_thread(params, msg, signal) {
     const saver = saverFor(msg);
-    await abortable(saver.deleteThread(wantString(params.thread_id ?? "", "thread_id")), signal);
+    await finished(saver.deleteThread(wantString(params.thread_id ?? "", "thread_id")), signal);
     return null;
   },
 
@@ -368,8 +395,9 @@ async function handle(msg) {
   try {
     if (ac.signal.aborted) throw ac.signal.reason;
     const params = msg.params === undefined ? {} : wantObject(msg.params, "params");
+    // A method that returns has done its work: its result is the answer,
+    // even when the request was cancelled meanwhile.
     const result = await method(params, msg, ac.signal, entry);
-    if (ac.signal.aborted) throw ac.signal.reason;
     send({ id, result });
   } catch (err) {
     if (ac.signal.aborted) {

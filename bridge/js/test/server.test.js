@@ -140,6 +140,26 @@ test("a list waiting for credit is cancelled", async () => {
   assert.equal(r.result.checkpoint.id, "c5");
 });
 
+test("a write cancelled while it runs is answered with its outcome", async () => {
+  // Each put is cancelled right behind its request. Whatever the answer,
+  // it must match what is stored: a result means the checkpoint is there,
+  // "canceled" that it is not (all or nothing, SPEC.md CTX-5).
+  for (let i = 0; i < 20; i++) {
+    const id = c.nextId++;
+    const thread = `cancel-put-${i}`;
+    c.send({ id, saver, method: "put", params: { config: cfg(thread), checkpoint: checkpoint("k"), metadata: {}, new_versions: {} } });
+    c.send({ id, cancel: true });
+    const end = await c.until((m) => m.id === id && ("result" in m || "error" in m));
+    const r = await c.request("get_tuple", { config: cfg(thread) }, { saver });
+    if ("result" in end) {
+      assert.equal(r.result?.checkpoint.id, "k", `put ${i} answered a result but stored nothing`);
+    } else {
+      assert.equal(end.error.code, "canceled");
+      assert.equal(r.result, null, `put ${i} answered canceled but stored its checkpoint`);
+    }
+  }
+});
+
 test("an expired deadline is deadline_exceeded", async () => {
   const r = await c.request("get_tuple", { config: cfg("t") }, { saver, timeout_ms: 0 });
   assert.equal(r.error?.code, "deadline_exceeded");
