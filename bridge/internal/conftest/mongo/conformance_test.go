@@ -17,10 +17,15 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(bridgetest.Main(m)) }
 
-// TestConformanceOverBridge runs the whole suite through a real child process, a
-// fresh database per saver; it must reach level FULL and leave no database
-// behind.
+// TestConformanceOverBridge runs the suite through a real child process, a
+// fresh database per saver; it must fail no rule and leave no database
+// behind. What is under test here is the bridge, which the memory, SQLite
+// and PostgreSQL packages run the whole suite over; on FerretDB the
+// long-running groups below take three quarters of this test's four
+// minutes and judge the adapter, which its own conformance run (the
+// matrix's mongo column) does directly, so they are skipped here.
 func TestConformanceOverBridge(t *testing.T) {
+	const why = "judged directly in the mongo adapter's conformance run; over the bridge on FerretDB it takes minutes and tests the adapter, not the bridge"
 	uri := bridgetest.Env(t, "CHECKPOINTKIT_MONGO_URI", "mongodb://127.0.0.1:27017/")
 	before := databases(t, uri)
 	t.Cleanup(func() { // after the server's Close, registered later
@@ -30,7 +35,8 @@ func TestConformanceOverBridge(t *testing.T) {
 			}
 		}
 	})
-	conftest.Run(t, "mongo", "-adapter", "mongo", "-mongo-uri", uri)
+	skip := map[string]string{"concurrency": why, "model": why, "CTX-5": why}
+	conftest.RunSkipping(t, "mongo", skip, "-adapter", "mongo", "-mongo-uri", uri)
 }
 
 // databases lists the databases cmd/checkpointkit-saver names.
