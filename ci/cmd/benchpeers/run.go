@@ -18,11 +18,9 @@ import (
 	"github.com/checkpointkit/checkpointkit/adapters/mongo"
 	"github.com/checkpointkit/checkpointkit/adapters/postgres"
 	"github.com/checkpointkit/checkpointkit/adapters/sqlite"
+	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
-
-// payloadSize is the size of the value each put stores, in bytes.
-const payloadSize = 1024
 
 // listLimit is the Limit of the List the benchmark times.
 const listLimit = 10
@@ -180,91 +178,6 @@ func (o *opener) close() {
 	}
 }
 
-// workload writes and reads one thread the way the benchmark does.
-type workload struct {
-	saver   spec.Saver
-	thread  string
-	parent  string
-	version spec.Version
-	step    int
-	payload string
-	next    func(spec.Version) spec.Version
-}
-
-func newWorkload(s spec.Saver, thread string) *workload {
-	w := &workload{saver: s, thread: thread, payload: strings.Repeat("x", payloadSize), next: spec.NextVersion}
-	if vg, ok := s.(spec.VersionGenerator); ok {
-		w.next = vg.NextVersion
-	}
-	return w
-}
-
-// put is the timed write: one Put and one PutWrites of two writes.
-func (w *workload) put(ctx context.Context) error {
-	w.version = w.next(w.version)
-	nv := spec.Versions{"messages": w.version}
-	cp := spec.Checkpoint{
-		V: 4, ID: spec.NewCheckpointID(w.step), TS: time.Now().UTC().Format(time.RFC3339Nano),
-		ChannelValues:   map[string]any{"messages": w.payload},
-		ChannelVersions: nv,
-		VersionsSeen:    map[string]spec.Versions{},
-	}
-	cfg, err := w.saver.Put(ctx, spec.Config{ThreadID: w.thread, CheckpointID: w.parent}, cp,
-		spec.Metadata{"source": "loop", "step": w.step}, nv)
-	if err != nil {
-		return err
-	}
-	writes := []spec.Write{{Channel: "messages", Value: w.payload}, {Channel: "step", Value: w.step}}
-	if err := w.saver.PutWrites(ctx, cfg, writes, fmt.Sprintf("task-%d", w.step), ""); err != nil {
-		return err
-	}
-	w.parent = cfg.CheckpointID
-	w.step++
-	return nil
-}
-
-func (w *workload) get(ctx context.Context) error {
-	t, err := w.saver.GetTuple(ctx, spec.Config{ThreadID: w.thread})
-	if err != nil {
-		return err
-	}
-	if t.Checkpoint.ID != w.parent {
-		return fmt.Errorf("GetTuple returned %s, want the latest %s", t.Checkpoint.ID, w.parent)
-	}
-	return nil
-}
-
-func (w *workload) list(ctx context.Context) (payload int, err error) {
-	n := 0
-	for t, err := range w.saver.List(ctx, spec.ListOptions{ThreadID: w.thread, Limit: listLimit}) {
-		if err != nil {
-			return 0, err
-		}
-		n++
-		for _, v := range t.Checkpoint.ChannelValues {
-			payload += valueSize(v)
-		}
-		for _, pw := range t.PendingWrites {
-			payload += valueSize(pw.Value)
-		}
-	}
-	if n != listLimit {
-		return 0, fmt.Errorf("List returned %d tuples, want %d", n, listLimit)
-	}
-	return payload, nil
-}
-
-func valueSize(v any) int {
-	switch v := v.(type) {
-	case string:
-		return len(v)
-	case []byte:
-		return len(v)
-	default:
-		return 8
-	}
-}
-
 func measure(ctx context.Context, name string, iters int, depths []int) (*result, error) {
 	tmp, err := os.MkdirTemp("", "benchpeers-")
 	if err != nil {
@@ -279,11 +192,11 @@ func measure(ctx context.Context, name string, iters int, depths []int) (*result
 	if err != nil {
 		return nil, err
 	}
-	w := newWorkload(s, "put")
+	w := benchmarks.NewPeer(s, "put")
 	lat := make([]time.Duration, 0, iters)
 	for range iters {
 		t0 := time.Now()
-		if err := w.put(ctx); err != nil {
+		if err := w.Put(ctx); err != nil {
 			return nil, fmt.Errorf("put: %w", err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -291,21 +204,21 @@ func measure(ctx context.Context, name string, iters int, depths []int) (*result
 	res.PutMS = ms(median(lat))
 
 	// One history per depth, each in storage of its own.
-	hs := make([]*workload, len(depths))
+	hs := make([]*benchmarks.Peer, len(depths))
 	for i, d := range depths {
 		s, err := o.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		hs[i] = newWorkload(s, fmt.Sprintf("history-%d", d))
+		hs[i] = benchmarks.NewPeer(s, fmt.Sprintf("history-%d", d))
 		for range d {
-			if err := hs[i].put(ctx); err != nil {
+			if err := hs[i].Put(ctx); err != nil {
 				return nil, fmt.Errorf("populate depth %d: %w", d, err)
 			}
 		}
 	}
-	get := func(w *workload) error { return w.get(ctx) }
-	lst := func(w *workload) error { _, err := w.list(ctx); return err }
+	get := func(w *benchmarks.Peer) error { _, err := w.Get(ctx); return err }
+	lst := func(w *benchmarks.Peer) error { _, err := w.List(ctx); return err }
 	if res.GetMS, err = alternate(hs, iters, get); err != nil {
 		return nil, fmt.Errorf("GetTuple: %w", err)
 	}
@@ -316,7 +229,7 @@ func measure(ctx context.Context, name string, iters int, depths []int) (*result
 	// Allocations, on their own loops (no timing in them).
 	var a allocs
 	n := min(iters, 200)
-	if a.Put, err = countAllocs(n, func() error { return w.put(ctx) }); err != nil {
+	if a.Put, err = countAllocs(n, func() error { return w.Put(ctx) }); err != nil {
 		return nil, err
 	}
 	if a.Get, err = countAllocs(n, func() error { return get(hs[0]) }); err != nil {
@@ -325,7 +238,7 @@ func measure(ctx context.Context, name string, iters int, depths []int) (*result
 	if a.List, err = countAllocs(n, func() error { return lst(hs[0]) }); err != nil {
 		return nil, err
 	}
-	if a.ListPayload, err = hs[0].list(ctx); err != nil {
+	if a.ListPayload, err = hs[0].List(ctx); err != nil {
 		return nil, err
 	}
 	res.Allocs = &a
@@ -334,7 +247,7 @@ func measure(ctx context.Context, name string, iters int, depths []int) (*result
 
 // alternate times op on every history in turn, rotating which goes first,
 // and returns the median latency per history in milliseconds.
-func alternate(hs []*workload, iters int, op func(*workload) error) ([]float64, error) {
+func alternate(hs []*benchmarks.Peer, iters int, op func(*benchmarks.Peer) error) ([]float64, error) {
 	lat := make([][]time.Duration, len(hs))
 	for _, h := range hs { // warm up
 		if err := op(h); err != nil {
