@@ -200,6 +200,13 @@ func (s *genState) valid(o op) bool {
 				return false
 			}
 		}
+		// Writes stored for checkpoints dst does not have also make it
+		// non-empty: whether a copy keeps or replaces them is unspecified.
+		for k := range s.m.writes {
+			if k.thread == o.dst {
+				return false
+			}
+		}
 		for k := range s.uncertain {
 			if k.thread == o.dst {
 				return false
