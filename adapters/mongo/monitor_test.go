@@ -3,9 +3,11 @@ package mongo_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/event"
 	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
@@ -16,11 +18,13 @@ import (
 )
 
 // commandLog counts the commands a client sends, by name and collection,
-// and the server cursors left open by the replies.
+// the time their successful replies took, and the server cursors left
+// open by the replies.
 type commandLog struct {
 	mu         sync.Mutex
 	counts     map[string]int
-	openCursor map[string]int // by "command collection": replies with a non-zero cursor id
+	took       map[string]time.Duration // by "command collection", successful replies
+	openCursor map[string]int           // by "command collection": replies with a non-zero cursor id
 	coll       map[int64]string
 }
 
@@ -44,6 +48,7 @@ func (l *commandLog) started(_ context.Context, e *event.CommandStartedEvent) {
 func (l *commandLog) succeeded(_ context.Context, e *event.CommandSucceededEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.took[l.coll[e.RequestID]] += e.Duration
 	if id, err := e.Reply.LookupErr("cursor", "id"); err == nil {
 		if n, ok := id.AsInt64OK(); ok && n != 0 {
 			l.openCursor[l.coll[e.RequestID]]++
@@ -57,7 +62,7 @@ func (l *commandLog) monitor() *event.CommandMonitor {
 
 func (l *commandLog) reset() {
 	l.mu.Lock()
-	l.counts, l.openCursor, l.coll = map[string]int{}, map[string]int{}, map[int64]string{}
+	l.counts, l.took, l.openCursor, l.coll = map[string]int{}, map[string]time.Duration{}, map[string]int{}, map[int64]string{}
 	l.mu.Unlock()
 }
 
@@ -65,6 +70,13 @@ func (l *commandLog) get(key string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.counts[key]
+}
+
+// snapshot returns the counts and times so far, by "command collection".
+func (l *commandLog) snapshot() (counts map[string]int, took map[string]time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.counts), maps.Clone(l.took)
 }
 
 func (l *commandLog) open(key string) int {

@@ -1,0 +1,66 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
+)
+
+// BenchmarkPeersCommands is the profile behind the MongoDB rows of
+// docs/benchmarks.md. A Go CPU profile of a read on FerretDB shows a client
+// waiting for the server; this shows what the server is asked and where its
+// time goes. It runs the reads of the peer workload (benchmarks.PopulatePeer:
+// Get latest and List(10)) at depths 10 and 300 and reports, per command
+// and collection, the commands sent per call ("find.checkpoints-cmds/op")
+// and their round-trip time as the driver measured it
+// ("find.checkpoints-ms/op").
+func BenchmarkPeersCommands(b *testing.B) {
+	ctx := context.Background()
+	log := newCommandLog()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(b)).SetMonitor(log.monitor()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	for _, depth := range []int{10, 300} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			s, cleanup, err := newSaver(ctx, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(cleanup)
+			p := benchmarks.PopulatePeer(b, s, depth)
+			reads := []struct {
+				name string
+				call func(context.Context) error
+			}{
+				{"Get", func(ctx context.Context) error { _, err := p.Get(ctx); return err }},
+				{"List", func(ctx context.Context) error { _, err := p.List(ctx); return err }},
+			}
+			for _, r := range reads {
+				b.Run(r.name, func(b *testing.B) {
+					log.reset()
+					calls := 0
+					for b.Loop() {
+						if err := r.call(ctx); err != nil {
+							b.Fatal(err)
+						}
+						calls++
+					}
+					counts, took := log.snapshot()
+					for key, n := range counts {
+						name := strings.ReplaceAll(strings.TrimSpace(key), " ", ".")
+						b.ReportMetric(float64(n)/float64(calls), name+"-cmds/op")
+						b.ReportMetric(float64(took[key].Microseconds())/1e3/float64(calls), name+"-ms/op")
+					}
+				})
+			}
+		})
+	}
+}
