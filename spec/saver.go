@@ -32,7 +32,9 @@ type Saver interface {
 // ThreadCopier is implemented by savers that can copy a whole thread.
 type ThreadCopier interface {
 	// CopyThread copies every checkpoint, write and value of src, in every
-	// namespace, to dst under the same IDs.
+	// namespace, to dst under the same IDs. The contract covers a dst with
+	// nothing stored; what happens to state dst already holds is up to the
+	// saver (COPY-1).
 	CopyThread(ctx context.Context, src, dst string) error
 }
 
