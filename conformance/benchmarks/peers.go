@@ -13,13 +13,17 @@ import (
 // PeerPayload is the size of the value the peer workload stores per put.
 const PeerPayload = 1024
 
+// PeerListLimit is the Limit of the peer workload's List; every history
+// must be at least this deep.
+const PeerListLimit = 10
+
 // PeerDepths are the history depths of the peer workload's reads.
 var PeerDepths = []int{10, 2_000}
 
 // Peer is the workload ci/bench-peers compares with LangGraph.js's savers,
 // on one thread of one saver: Put stores a checkpoint whose one channel holds
 // a PeerPayload-byte string, plus a PutWrites of two writes (that string and
-// an integer); Get reads the latest checkpoint; List lists 10.
+// an integer); Get reads the latest checkpoint; List lists PeerListLimit.
 type Peer struct {
 	Saver   spec.Saver
 	Thread  string
@@ -75,11 +79,11 @@ func (p *Peer) Get(ctx context.Context) (*spec.Tuple, error) {
 	return t, nil
 }
 
-// List lists 10 checkpoints and returns the size of the values they hold
+// List lists PeerListLimit checkpoints and returns the size of the values they hold
 // (channel values and pending writes; 8 bytes for a non-string value).
 func (p *Peer) List(ctx context.Context) (payload int, err error) {
 	n := 0
-	for t, err := range p.Saver.List(ctx, spec.ListOptions{ThreadID: p.Thread, Limit: 10}) {
+	for t, err := range p.Saver.List(ctx, spec.ListOptions{ThreadID: p.Thread, Limit: PeerListLimit}) {
 		if err != nil {
 			return 0, err
 		}
@@ -91,8 +95,8 @@ func (p *Peer) List(ctx context.Context) (payload int, err error) {
 			payload += valueSize(w.Value)
 		}
 	}
-	if n != 10 {
-		return 0, fmt.Errorf("List returned %d tuples, want 10", n)
+	if n != PeerListLimit {
+		return 0, fmt.Errorf("List returned %d tuples, want %d", n, PeerListLimit)
 	}
 	return payload, nil
 }

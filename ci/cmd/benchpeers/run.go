@@ -22,9 +22,6 @@ import (
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// listLimit is the Limit of the List the benchmark times.
-const listLimit = 10
-
 // result is what one side prints for one saver and one round; the JS side
 // prints the same shape without Allocs.
 type result struct {
@@ -106,8 +103,8 @@ func parseDepths(s string) ([]int, error) {
 	var depths []int
 	for _, f := range strings.Split(s, ",") {
 		d, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || d < listLimit {
-			return nil, fmt.Errorf("bad depth %q: want integers of at least %d", f, listLimit)
+		if err != nil || d < benchmarks.PeerListLimit {
+			return nil, fmt.Errorf("bad depth %q: want integers of at least %d", f, benchmarks.PeerListLimit)
 		}
 		depths = append(depths, d)
 	}
