@@ -308,6 +308,41 @@ ck_install_lgjs() {
   ck_log "bridge/js: installed in $(ck_since "$t0")"
 }
 
+# CK_PY_VENV is the virtualenv that holds LangGraph Python for bridge/python
+# (created by ck_install_lgpy); CHECKPOINTKIT_PYTHON names its interpreter.
+CK_PY_VENV="$CK_ROOT/bridge/python/.venv"
+
+# ck_install_lgpy creates the virtualenv $CK_PY_VENV with the Python 3.11 on
+# PATH (python3.11 or python3) and installs bridge/python's dependencies
+# into it from the hashed lock bridge/python/requirements.lock
+# (pip --require-hashes --no-deps: exactly the locked files, nothing
+# resolved at install time), unless the venv already matches that lock.
+# bridge/python itself is put on the venv's path with a .pth file, so its
+# sources are used in place. Exports CHECKPOINTKIT_PYTHON.
+ck_install_lgpy() {
+  local dir="$CK_ROOT/bridge/python" t0 want stamp py site
+  stamp="$CK_PY_VENV/.checkpointkit-lock"
+  want=$(cat "$dir/requirements.lock" "$dir/pyproject.toml" | sha256sum | cut -d' ' -f1)
+  export CHECKPOINTKIT_PYTHON="$CK_PY_VENV/bin/python"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$CHECKPOINTKIT_PYTHON" ]; then
+    return 0
+  fi
+  py=$(command -v python3.11 || command -v python3 || true)
+  [ -n "$py" ] || ck_die "python3 not found: install Python 3.11"
+  "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+    ck_die "$py is not Python 3.11 (bridge/python's lock is for 3.11)"
+  t0=$(ck_now)
+  ck_log "bridge/python: creating $CK_PY_VENV and installing requirements.lock"
+  rm -rf "$CK_PY_VENV"
+  "$py" -m venv "$CK_PY_VENV" >&2 || return 1
+  "$CHECKPOINTKIT_PYTHON" -m pip install --quiet --disable-pip-version-check \
+    --require-hashes --no-deps --only-binary=:all: -r "$dir/requirements.lock" >&2 || return 1
+  site=$("$CHECKPOINTKIT_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$dir" >"$site/checkpointkit-bridge.pth"
+  echo "$want" >"$stamp"
+  ck_log "bridge/python: installed in $(ck_since "$t0")"
+}
+
 # ck_find_pgbouncer prints the pgbouncer binary, installing the Debian
 # package first when it is missing and we are root; or fails.
 ck_find_pgbouncer() {

@@ -1,0 +1,1 @@
+"""LangGraph Python on the checkpointkit saver bridge (see ../../PROTOCOL.md)."""
