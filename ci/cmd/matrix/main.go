@@ -49,8 +49,9 @@ import (
 )
 
 // builtin lists the built-in backends: checkpointkit's four adapters and
-// LangGraph.js's four savers, judged through the bridge. env names the
-// variable that must hold their server's address.
+// LangGraph.js's and LangGraph Python's four savers each, judged through
+// the bridge. env names the variable that must hold their server's
+// address.
 var builtin = []backend{
 	{name: "memory", pkg: "./adapters/memory"},
 	{name: "sqlite", pkg: "./adapters/sqlite"},
@@ -63,6 +64,10 @@ var builtin = []backend{
 	lgjs("sqlite", ""),
 	lgjs("postgres", "CHECKPOINTKIT_POSTGRES_DSN"),
 	lgjs("mongo", "CHECKPOINTKIT_MONGO_URI"),
+	lgpy("memory", ""),
+	lgpy("sqlite", ""),
+	lgpy("postgres", "CHECKPOINTKIT_POSTGRES_DSN"),
+	lgpy("mongo", "CHECKPOINTKIT_MONGO_URI"),
 }
 
 // lgjs is the backend that runs the suite on LangGraph.js's saver of the
@@ -72,6 +77,16 @@ func lgjs(kind, env string) backend {
 	return backend{
 		name: "lgjs-" + kind, pkg: "./bridge/lgjs", env: env,
 		setenv: []string{"CHECKPOINTKIT_LGJS_SAVER=" + kind}, thirdParty: true,
+	}
+}
+
+// lgpy is the backend that runs the suite on LangGraph Python's saver of
+// the given kind through the bridge (package bridge/lgpy). Like lgjs, its
+// spec failures are findings about third-party code.
+func lgpy(kind, env string) backend {
+	return backend{
+		name: "lgpy-" + kind, pkg: "./bridge/lgpy", env: env,
+		setenv: []string{"CHECKPOINTKIT_LGPY_SAVER=" + kind}, thirdParty: true,
 	}
 }
 
@@ -194,7 +209,7 @@ func parseBackends(list string) ([]backend, error) {
 		} else {
 			i := slices.IndexFunc(builtin, func(x backend) bool { return x.name == n })
 			if i < 0 {
-				return nil, fmt.Errorf("unknown backend %q (want memory, sqlite, postgres, pgbouncer, mongo, lgjs-memory, lgjs-sqlite, lgjs-postgres, lgjs-mongo or NAME=PACKAGE)", n)
+				return nil, fmt.Errorf("unknown backend %q (want memory, sqlite, postgres, pgbouncer, mongo, lgjs-memory, lgjs-sqlite, lgjs-postgres, lgjs-mongo, lgpy-memory, lgpy-sqlite, lgpy-postgres, lgpy-mongo or NAME=PACKAGE)", n)
 			}
 			b = builtin[i]
 		}

@@ -282,6 +282,38 @@ func TestThirdPartyBackends(t *testing.T) {
 	}
 }
 
+// TestLangGraphPythonBackends: the lgpy-* columns run package bridge/lgpy
+// with the saver kind set, need their server's address, are third-party
+// (findings, no -race), and are not among the default backends.
+func TestLangGraphPythonBackends(t *testing.T) {
+	bs, err := parseBackends("lgpy-memory,lgpy-sqlite,lgpy-postgres,lgpy-mongo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := []string{"", "", "CHECKPOINTKIT_POSTGRES_DSN", "CHECKPOINTKIT_MONGO_URI"}
+	for i, kind := range []string{"memory", "sqlite", "postgres", "mongo"} {
+		b := bs[i]
+		if b.name != "lgpy-"+kind || b.pkg != "./bridge/lgpy" || !b.thirdParty || b.env != envs[i] ||
+			!slices.Equal(b.setenv, []string{"CHECKPOINTKIT_LGPY_SAVER=" + kind}) {
+			t.Errorf("lgpy-%s = %+v", kind, b)
+		}
+		if slices.Contains(goTestArgs(options{race: true, run: "^TestConformance$", timeout: "1m"}, b, "j.xml"), "-race") {
+			t.Errorf("lgpy-%s runs with -race", kind)
+		}
+	}
+	t.Setenv("CHECKPOINTKIT_POSTGRES_DSN", "x")
+	t.Setenv("CHECKPOINTKIT_MONGO_URI", "x")
+	def, _ := parseBackends("")
+	for _, b := range def {
+		if strings.HasPrefix(b.name, "lgpy-") {
+			t.Errorf("default backends include %s", b.name)
+		}
+	}
+	if _, err := parseBackends("lgpy-redis"); err == nil || !strings.Contains(err.Error(), "lgpy-mongo") {
+		t.Errorf("unknown lgpy backend: err = %v, want one listing the lgpy backends", err)
+	}
+}
+
 func TestThirdPartyRunsWithoutRace(t *testing.T) {
 	o := options{race: true, run: "^TestConformance$", timeout: "1m"}
 	ours, _ := parseBackends("memory")

@@ -1,0 +1,11 @@
+"""Every scenario, by name."""
+
+from __future__ import annotations
+
+from .common import Scenario
+from .features import SCENARIOS as FEATURES
+from .policies import SCENARIOS as POLICIES
+from .ported import SCENARIOS as PORTED
+from .subgraphs import SCENARIOS as SUBGRAPHS
+
+SCENARIOS: dict[str, Scenario] = {**PORTED, **FEATURES, **SUBGRAPHS, **POLICIES}
