@@ -200,7 +200,8 @@ const cancelGrace = 5 * time.Second
 // call sends one request, its params appended by params, and waits for
 // its answer: the result's JSON tree, or an error. When ctx ends first it
 // sends cancel and waits up to cancelGrace for the answer: the result if
-// the server finished anyway, else an error wrapping ctx.Err(). An error
+// the server finished anyway, else an error wrapping ctx.Err() (and the
+// saver's *Error when the server answered with another code). An error
 // answer is returned as *Error.
 func (c *client) call(ctx context.Context, saver, method string, params func([]byte) ([]byte, error)) (any, error) {
 	if err := ctx.Err(); err != nil {
@@ -229,9 +230,17 @@ func (c *client) call(ctx context.Context, saver, method string, params func([]b
 		// result when it was too late to stop. Waiting for that answer
 		// keeps the call all or nothing (SPEC.md CTX-5): a call that fails
 		// changed nothing, and one the server finished succeeds.
+		// A saver's own error (its write failed on its own) is passed on
+		// too, wrapped together with ctx's error.
 		wait, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelGrace)
 		defer stop()
-		if m, err = c.next(wait, p); err != nil || m.err != nil {
+		m, err = c.next(wait, p)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("bridge: %s: the server did not answer within %v of the cancellation, so the call's outcome is unknown: %w", method, cancelGrace, ctxErr)
+		case m.err != nil && m.err.code != codeCanceled && m.err.code != codeDeadlineExceeded:
+			return nil, fmt.Errorf("bridge: %s: %w; the saver answered: %w", method, ctxErr, &Error{Code: m.err.code, Message: m.err.message})
+		case m.err != nil:
 			return nil, fmt.Errorf("bridge: %s: %w", method, ctxErr)
 		}
 	}

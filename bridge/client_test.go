@@ -79,6 +79,22 @@ func TestCancelMidCall(t *testing.T) {
 	}
 }
 
+// TestCancelledWriteOutcome checks that a write cancelled after it reached
+// the saver reports the saver's own outcome: here its error.
+func TestCancelledWriteOutcome(t *testing.T) {
+	s := openSaver(t, startHelper(t, "gate"))
+	ctx := testContext(t)
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- s.DeleteThread(cctx, "refuse:w") }()
+	reportOf(t, ctx, s, "started:w") // the write is running in the server
+	cancel()
+	reportOf(t, ctx, s, "release:w")
+	if err := <-errc; !errors.Is(err, spec.ErrInvalidConfig) {
+		t.Fatalf("got %v, want the saver's ErrInvalidConfig", err)
+	}
+}
+
 func TestDeadlineTravels(t *testing.T) {
 	s := openSaver(t, startHelper(t, "gate"))
 	ctx := testContext(t)
@@ -231,23 +247,31 @@ func TestErrorMapping(t *testing.T) {
 		}
 	}
 
-	// What JSON cannot carry the client rejects itself, as the spec would.
+	// What JSON cannot carry the client rejects itself, as not carried:
+	// never as the saver's refusal, which it is not.
+	self := []any{nil}
+	self[0] = self
 	for name, err := range map[string]error{
 		"bad UTF-8 thread": get(ctx, s, spec.Config{ThreadID: "\xff"}),
 		"bad UTF-8 list":   listErr(ctx, s, spec.ListOptions{Before: "\xfe"}),
+		"bad UTF-8 value":  put(ctx, s, nil, map[string]any{"c": "\xff"}),
+		"struct value":     put(ctx, s, nil, map[string]any{"c": struct{}{}}),
+		"bad UTF-8 key":    put(ctx, s, spec.Metadata{"\xff": 1}, nil),
+		"self-containing":  put(ctx, s, nil, map[string]any{"c": self}),
 	} {
-		if !errors.Is(err, spec.ErrInvalidConfig) {
-			t.Errorf("%s: got %v, want ErrInvalidConfig", name, err)
+		if !errors.Is(err, bridge.ErrNotCarried) || errors.Is(err, spec.ErrInvalidConfig) || errors.Is(err, spec.ErrUnsupportedValue) {
+			t.Errorf("%s: got %v, want only ErrNotCarried", name, err)
 		}
 	}
-	for name, err := range map[string]error{
-		"bad UTF-8 value": put(ctx, s, nil, map[string]any{"c": "\xff"}),
-		"struct value":    put(ctx, s, nil, map[string]any{"c": struct{}{}}),
-		"bad UTF-8 key":   put(ctx, s, spec.Metadata{"\xff": 1}, nil),
-	} {
-		if !errors.Is(err, spec.ErrUnsupportedValue) {
-			t.Errorf("%s: got %v, want ErrUnsupportedValue", name, err)
-		}
+
+	// What the wire can carry reaches the saver, which judges it: a value
+	// deeper than spec.MaxValueDepth is the memory adapter's to refuse.
+	deep := any(int64(1))
+	for range spec.MaxValueDepth + 1 {
+		deep = []any{deep}
+	}
+	if err := put(ctx, s, nil, map[string]any{"c": deep}); !errors.As(err, new(*bridge.Error)) || !errors.Is(err, spec.ErrUnsupportedValue) {
+		t.Errorf("too deep a value: got %v, want the server's unsupported_value", err)
 	}
 }
 

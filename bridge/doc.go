@@ -19,11 +19,15 @@
 // Serve exposes savers on a reader and a writer, usually os.Stdin and
 // os.Stdout. Its Opener makes a fresh saver over empty, isolated storage
 // for every open request; Serve closes it (when it is an io.Closer) on
-// close or at the end of the session. Requests run concurrently, each with
-// a context carrying its timeout_ms and ended by cancel, and its answer is
-// sent as soon as that context ends even if the saver call does not return.
-// Errors become codes by errors.Is against spec's sentinels, the context
-// errors, errors.ErrUnsupported and ErrBadRequest.
+// close or at the end of the session. Requests run concurrently, with no
+// lock of the server's own, each with a context carrying its timeout_ms and
+// ended by cancel. A read is answered as soon as that context ends, even if
+// the saver call does not return; a write (put, put_writes, delete_thread,
+// copy_thread, delete_for_runs, prune, close) is answered with what the
+// saver call returns, since only that says whether it landed. Errors become
+// codes by errors.Is against spec's sentinels, the context errors,
+// ErrNotCarried (as unsupported_value), errors.ErrUnsupported and
+// ErrBadRequest.
 //
 // # Client
 //
@@ -34,9 +38,11 @@
 // deadline as timeout_ms, and on cancellation send cancel and return an
 // error for which errors.Is(err, ctx.Err()) holds, in the middle of a List
 // too. Error answers come back as *Error, which unwraps to the sentinel of
-// its code. Strings that are not valid UTF-8 cannot cross JSON: the client
-// rejects them itself, with spec.ErrInvalidConfig for identifiers and
-// spec.ErrUnsupportedValue for values.
+// its code. Everything the protocol can carry is sent for the saver to
+// judge; what it cannot (a string that is not valid UTF-8 outside a
+// checkpoint's ts, a value containing itself, a Go type outside the value
+// model) fails before sending with an error wrapping ErrNotCarried, which
+// is not any of spec's sentinels.
 //
 // A Process's Close closes the server's standard input, waits a grace
 // period and kills it (its whole process group, on Linux, where the server

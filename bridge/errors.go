@@ -46,8 +46,9 @@ var codeSentinels = map[string]error{
 }
 
 // codeOf returns the protocol code of err: context errors first, then
-// spec.ErrUnavailable and the other spec sentinels, errors.ErrUnsupported and ErrBadRequest; internal for
-// anything else.
+// spec.ErrUnavailable and the other spec sentinels (ErrNotCarried, a value
+// the encoding cannot carry, as unsupported_value), ErrBadRequest and
+// errors.ErrUnsupported; internal for anything else.
 func codeOf(err error) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -62,8 +63,8 @@ func codeOf(err error) string {
 		return codeInvalidConfig
 	case errors.Is(err, spec.ErrInvalidArgument):
 		return codeInvalidArgument
-	case errors.Is(err, spec.ErrUnsupportedValue):
-		return codeUnsupportedValue
+	case errors.Is(err, spec.ErrUnsupportedValue), errors.Is(err, ErrNotCarried):
+		return codeUnsupportedValue // a value a saver returned that the encoding cannot carry
 	case errors.Is(err, ErrBadRequest):
 		return codeBadRequest
 	case errors.Is(err, errors.ErrUnsupported):
@@ -134,3 +135,29 @@ func (e *ExitError) Error() string {
 
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// ErrNotCarried reports an input that the bridge protocol cannot carry to
+// the saver on the other side: a value containing itself or nested deeper
+// than the protocol allows, a string or map key that is not valid UTF-8
+// (JSON holds nothing else), a Go type outside the plain-value model. The
+// client returns it without sending anything, so the remote saver never
+// judged that input: a conformance check must report it as not judged over
+// this transport, neither a pass nor a failure. It unwraps to
+// errors.ErrUnsupported and to none of spec's sentinels, so that it is never
+// mistaken for the saver's own refusal (spec.ErrUnsupportedValue,
+// spec.ErrInvalidConfig).
+var ErrNotCarried error = notCarriedError{}
+
+// notCarriedError is ErrNotCarried. Its NotCarried method lets a package
+// that does not import bridge (a conformance report) recognise it with
+// errors.As on interface{ NotCarried() bool }.
+type notCarriedError struct{}
+
+func (notCarriedError) Error() string    { return "not carried by the bridge protocol" }
+func (notCarriedError) Unwrap() error    { return errors.ErrUnsupported }
+func (notCarriedError) NotCarried() bool { return true }
+
+// notCarried returns an error wrapping ErrNotCarried.
+func notCarried(format string, a ...any) error {
+	return fmt.Errorf("bridge: %s: %w", fmt.Sprintf(format, a...), ErrNotCarried)
+}

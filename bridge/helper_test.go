@@ -119,6 +119,8 @@ func hang() {
 //	GetTuple produced:N=K returns once list N has produced K tuples, reporting the count
 //	GetTuple crash:N    writes 8 KB and "fatal: boom" to stderr and exits with status 3
 //	GetTuple panic:N    panics
+//	DeleteThread ignore:N marks N started, ignores its context until release:N, then deletes
+//	DeleteThread refuse:N marks N started, ignores its context until release:N, then fails with ErrInvalidConfig
 //	List block:N        yields one tuple, then acts like GetTuple block:N
 //	List produce:N      yields up to 1000 tuples, counting them; an early stop ends N
 //
@@ -234,6 +236,23 @@ func (g *gate) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, erro
 		panic("boom")
 	}
 	return g.Saver.GetTuple(ctx, cfg)
+}
+
+// DeleteThread implements spec.Saver; see gate. Its verbs are writes that
+// land, or fail on their own, after their request was cancelled.
+func (g *gate) DeleteThread(ctx context.Context, threadID string) error {
+	verb, name, ok := strings.Cut(threadID, ":")
+	if !ok || (verb != "ignore" && verb != "refuse") {
+		return g.Saver.DeleteThread(ctx, threadID)
+	}
+	st := g.state(name)
+	st.start()
+	<-st.released
+	st.end("released")
+	if verb == "refuse" {
+		return fmt.Errorf("delete thread %q: refused: %w", threadID, spec.ErrInvalidConfig)
+	}
+	return g.Saver.DeleteThread(context.WithoutCancel(ctx), threadID)
 }
 
 // List implements spec.Saver; see gate.

@@ -32,7 +32,7 @@ func (r *remote) list(ctx context.Context, opts spec.ListOptions, yield func(*sp
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bridge: %s: %w", op, err)
 	}
-	if err := carryable(op, spec.ErrInvalidConfig, "identifier", opts.ThreadID, opts.Namespace, opts.CheckpointID, opts.Before); err != nil {
+	if err := carryable(op, "identifier", opts.ThreadID, opts.Namespace, opts.CheckpointID, opts.Before); err != nil {
 		return err
 	}
 	c := r.p.c
@@ -94,26 +94,27 @@ func (r *remote) list(ctx context.Context, opts spec.ListOptions, yield func(*sp
 	}
 }
 
-// appendListParams appends the params of a list request.
+// appendListParams appends the params of a list request, members in key
+// order.
 func appendListParams(b []byte, opts spec.ListOptions, credit int) ([]byte, error) {
-	b = append(b, `{"thread_id":`...)
-	b = appendString(b, opts.ThreadID)
-	b = append(b, `,"checkpoint_ns":`...)
-	b = appendString(b, opts.Namespace)
-	b = append(b, `,"all_namespaces":`...)
+	b = append(b, `{"all_namespaces":`...)
 	b = strconv.AppendBool(b, opts.AllNamespaces)
+	b = append(b, `,"before":`...)
+	b = appendString(b, opts.Before)
 	b = append(b, `,"checkpoint_id":`...)
 	b = appendString(b, opts.CheckpointID)
+	b = append(b, `,"checkpoint_ns":`...)
+	b = appendString(b, opts.Namespace)
+	b = append(b, `,"credit":`...)
+	b = strconv.AppendInt(b, int64(credit), 10)
 	b = append(b, `,"filter":`...)
 	b, err := appendObject(b, opts.Filter)
 	if err != nil {
 		return b, err
 	}
-	b = append(b, `,"before":`...)
-	b = appendString(b, opts.Before)
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(opts.Limit), 10)
-	b = append(b, `,"credit":`...)
-	b = strconv.AppendInt(b, int64(credit), 10)
+	b = append(b, `,"thread_id":`...)
+	b = appendString(b, opts.ThreadID)
 	return append(b, '}'), nil
 }

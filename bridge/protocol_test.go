@@ -272,6 +272,47 @@ func TestServerDeadlineAndCancel(t *testing.T) {
 	}
 }
 
+// TestServerWriteOutcome checks that a write cancelled, or past its
+// deadline, after it reached the saver is answered with what the saver
+// call returned, never canceled or deadline_exceeded while it may still
+// land.
+func TestServerWriteOutcome(t *testing.T) {
+	r := startRaw(t, helperCmd(t, "gate"))
+	r.open()
+	get := func(id int64, thread, extra string) {
+		r.send(fmt.Sprintf(`{"id":%d,"method":"get_tuple","params":{"config":{"thread_id":%q}},"saver":"s1"%s}`, id, thread, extra))
+	}
+	del := func(id int64, thread, extra string) {
+		r.send(fmt.Sprintf(`{"id":%d,"method":"delete_thread","params":{"thread_id":%q},"saver":"s1"%s}`, id, thread, extra))
+	}
+
+	// Past its deadline: a read sent after the write, with the same
+	// timeout, ends first, so the write's deadline has passed by then.
+	del(2, "ignore:w", `,"timeout_ms":30`)
+	get(3, "started:w", "")
+	r.answer(3)
+	get(4, "block:d", `,"timeout_ms":30`)
+	if code := errorCode(r.answer(4)); code != "deadline_exceeded" {
+		t.Fatalf("the read past its deadline: code %q", code)
+	}
+	get(5, "release:w", "")
+	r.answer(5)
+	if m := r.answer(2); errorCode(m) != "" || m["result"] != nil {
+		t.Errorf("a write that landed after its deadline: %v, want result null", m)
+	}
+
+	// Cancelled: the saver's own error is the answer.
+	del(6, "refuse:v", "")
+	get(7, "started:v", "")
+	r.answer(7)
+	r.send(`{"cancel":true,"id":6}`)
+	get(8, "release:v", "")
+	r.answer(8)
+	if code := errorCode(r.answer(6)); code != "invalid_config" {
+		t.Errorf("a cancelled write that failed on its own: code %q, want invalid_config", code)
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

@@ -173,17 +173,7 @@ func (r *remote) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, m
 	if err := checkPut(cfg, cp, newVersions); err != nil {
 		return spec.Config{}, err
 	}
-	res, err := r.call(ctx, "put", func(b []byte) ([]byte, error) {
-		b = appendConfig(append(b, `{"config":`...), cfg)
-		b, err := appendCheckpoint(append(b, `,"checkpoint":`...), cp)
-		if err != nil {
-			return b, err
-		}
-		if b, err = appendObject(append(b, `,"metadata":`...), md); err != nil {
-			return b, err
-		}
-		return append(appendVersions(append(b, `,"new_versions":`...), newVersions), '}'), nil
-	})
+	res, err := r.call(ctx, "put", func(b []byte) ([]byte, error) { return appendPutParams(b, cfg, cp, md, newVersions) })
 	if err != nil {
 		return spec.Config{}, err
 	}
@@ -206,34 +196,18 @@ func (r *remote) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.W
 	if err := checkConfig("put writes", cfg); err != nil {
 		return err
 	}
-	if err := carryable("put writes", spec.ErrInvalidConfig, "task ID", taskID); err != nil {
+	if err := carryable("put writes", "task ID", taskID); err != nil {
 		return err
 	}
-	if err := carryable("put writes", spec.ErrInvalidConfig, "task path", taskPath); err != nil {
+	if err := carryable("put writes", "task path", taskPath); err != nil {
 		return err
 	}
 	for _, w := range writes {
-		if err := carryable("put writes", spec.ErrInvalidConfig, "channel", w.Channel); err != nil {
+		if err := carryable("put writes", "channel", w.Channel); err != nil {
 			return err
 		}
 	}
-	return r.exec(ctx, "put_writes", func(b []byte) ([]byte, error) {
-		b = appendConfig(append(b, `{"config":`...), cfg)
-		b = append(b, `,"writes":[`...)
-		for i, w := range writes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendString(append(b, '['), w.Channel), ',')
-			var err error
-			if b, err = appendValue(b, w.Value); err != nil {
-				return b, err
-			}
-			b = append(b, ']')
-		}
-		b = appendString(append(b, `],"task_id":`...), taskID)
-		return append(appendString(append(b, `,"task_path":`...), taskPath), '}'), nil
-	})
+	return r.exec(ctx, "put_writes", func(b []byte) ([]byte, error) { return appendPutWritesParams(b, cfg, writes, taskID, taskPath) })
 }
 
 // GetTuple implements spec.Saver. A server's null answer ("there is none")
@@ -242,9 +216,7 @@ func (r *remote) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, er
 	if err := checkConfig("get tuple", cfg); err != nil {
 		return nil, err
 	}
-	res, err := r.call(ctx, "get_tuple", func(b []byte) ([]byte, error) {
-		return append(appendConfig(append(b, `{"config":`...), cfg), '}'), nil
-	})
+	res, err := r.call(ctx, "get_tuple", func(b []byte) ([]byte, error) { return appendGetTupleParams(b, cfg), nil })
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +232,7 @@ func (r *remote) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, er
 
 // DeleteThread implements spec.Saver.
 func (r *remote) DeleteThread(ctx context.Context, threadID string) error {
-	if err := carryable("delete thread", spec.ErrInvalidConfig, "thread ID", threadID); err != nil {
+	if err := carryable("delete thread", "thread ID", threadID); err != nil {
 		return err
 	}
 	return r.exec(ctx, "delete_thread", stringParams("thread_id", threadID))
@@ -283,18 +255,15 @@ func (r *remote) Close() error {
 
 // CopyThread implements spec.ThreadCopier.
 func (c copier) CopyThread(ctx context.Context, src, dst string) error {
-	if err := carryable("copy thread", spec.ErrInvalidConfig, "thread ID", src, dst); err != nil {
+	if err := carryable("copy thread", "thread ID", src, dst); err != nil {
 		return err
 	}
-	return c.exec(ctx, "copy_thread", func(b []byte) ([]byte, error) {
-		b = appendString(append(b, `{"src":`...), src)
-		return append(appendString(append(b, `,"dst":`...), dst), '}'), nil
-	})
+	return c.exec(ctx, "copy_thread", func(b []byte) ([]byte, error) { return appendCopyThreadParams(b, src, dst), nil })
 }
 
 // DeleteForRuns implements spec.RunDeleter.
 func (d runDeleter) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := carryable("delete for runs", spec.ErrInvalidConfig, "run ID", runIDs...); err != nil {
+	if err := carryable("delete for runs", "run ID", runIDs...); err != nil {
 		return err
 	}
 	return d.exec(ctx, "delete_for_runs", func(b []byte) ([]byte, error) {
@@ -304,13 +273,10 @@ func (d runDeleter) DeleteForRuns(ctx context.Context, runIDs []string) error {
 
 // Prune implements spec.Pruner.
 func (p pruner) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
-	if err := carryable("prune", spec.ErrInvalidConfig, "thread ID", threadIDs...); err != nil {
+	if err := carryable("prune", "thread ID", threadIDs...); err != nil {
 		return err
 	}
-	return p.exec(ctx, "prune", func(b []byte) ([]byte, error) {
-		b = appendStrings(append(b, `{"thread_ids":`...), threadIDs, false)
-		return append(appendString(append(b, `,"strategy":`...), strategyName(strategy)), '}'), nil
-	})
+	return p.exec(ctx, "prune", func(b []byte) ([]byte, error) { return appendPruneParams(b, threadIDs, strategy), nil })
 }
 
 // NextVersion implements spec.VersionGenerator. It has no way to report an
@@ -341,20 +307,22 @@ func stringParams(key, s string) func([]byte) ([]byte, error) {
 }
 
 // carryable checks that strings can cross the bridge: JSON carries only
-// valid UTF-8, so the client rejects other strings itself, with an error
-// wrapping sentinel (identifiers: spec.ErrInvalidConfig, as spec's
-// validation would). Everything else is left for the server to judge.
-func carryable(op string, sentinel error, what string, ss ...string) error {
+// valid UTF-8, so another string gives an error wrapping ErrNotCarried
+// before anything is sent. That is not the saver's refusal (SPEC.md ERR-8
+// and ERR-9 are the saver's to judge), which is why it is not
+// spec.ErrInvalidConfig. Everything the wire can carry is left for the
+// saver to judge.
+func carryable(op, what string, ss ...string) error {
 	for _, s := range ss {
 		if !utf8.ValidString(s) {
-			return fmt.Errorf("%s: %s %q is not valid UTF-8, which the bridge cannot carry: %w", op, what, s, sentinel)
+			return fmt.Errorf("bridge: %s: %s %q is not valid UTF-8: %w", op, what, s, ErrNotCarried)
 		}
 	}
 	return nil
 }
 
 func checkConfig(op string, cfg spec.Config) error {
-	return carryable(op, spec.ErrInvalidConfig, "identifier", cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)
+	return carryable(op, "identifier", cfg.ThreadID, cfg.Namespace, cfg.CheckpointID)
 }
 
 // checkPut checks every string of a Put but the values and metadata,
@@ -364,39 +332,89 @@ func checkPut(cfg spec.Config, cp spec.Checkpoint, newVersions spec.Versions) er
 	if err := checkConfig(op, cfg); err != nil {
 		return err
 	}
-	if err := carryable(op, spec.ErrInvalidConfig, "checkpoint ID", cp.ID); err != nil {
+	if err := carryable(op, "checkpoint ID", cp.ID); err != nil {
 		return err
 	}
 	for ch := range cp.ChannelValues {
-		if err := carryable(op, spec.ErrInvalidConfig, "channel", ch); err != nil {
+		if err := carryable(op, "channel", ch); err != nil {
 			return err
 		}
 	}
 	for _, vs := range []spec.Versions{cp.ChannelVersions, newVersions} {
-		if err := checkVersions(op, spec.ErrInvalidConfig, vs); err != nil {
+		if err := checkVersions(op, vs); err != nil {
 			return err
 		}
 	}
 	for node, vs := range cp.VersionsSeen {
-		if err := carryable(op, spec.ErrInvalidConfig, "node", node); err != nil {
+		if err := carryable(op, "node", node); err != nil {
 			return err
 		}
-		if err := checkVersions(op, spec.ErrInvalidConfig, vs); err != nil {
+		if err := checkVersions(op, vs); err != nil {
 			return err
 		}
 	}
 	// The timestamp is data: it crosses as $bytes when it is not UTF-8.
-	return carryable(op, spec.ErrInvalidConfig, "updated channel", cp.UpdatedChannels...)
+	return carryable(op, "updated channel", cp.UpdatedChannels...)
 }
 
-func checkVersions(op string, channelSentinel error, vs spec.Versions) error {
+func checkVersions(op string, vs spec.Versions) error {
 	for ch, v := range vs {
-		if err := carryable(op, channelSentinel, "channel", ch); err != nil {
+		if err := carryable(op, "channel", ch); err != nil {
 			return err
 		}
-		if err := carryable(op, spec.ErrInvalidConfig, "version", string(v)); err != nil {
+		if err := carryable(op, "version", string(v)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appendPutParams appends the params of a put request.
+func appendPutParams(b []byte, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, newVersions spec.Versions) ([]byte, error) {
+	b, err := appendCheckpoint(append(b, `{"checkpoint":`...), cp)
+	if err != nil {
+		return b, err
+	}
+	b = appendConfig(append(b, `,"config":`...), cfg)
+	if b, err = appendObject(append(b, `,"metadata":`...), md); err != nil {
+		return b, err
+	}
+	return append(appendVersions(append(b, `,"new_versions":`...), newVersions), '}'), nil
+}
+
+// appendPutWritesParams appends the params of a put_writes request.
+func appendPutWritesParams(b []byte, cfg spec.Config, writes []spec.Write, taskID, taskPath string) ([]byte, error) {
+	b = appendConfig(append(b, `{"config":`...), cfg)
+	b = appendString(append(b, `,"task_id":`...), taskID)
+	b = appendString(append(b, `,"task_path":`...), taskPath)
+	b = append(b, `,"writes":[`...)
+	for i, w := range writes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(append(b, '['), w.Channel), ',')
+		var err error
+		if b, err = appendValue(b, w.Value); err != nil {
+			return b, err
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}"...), nil
+}
+
+// appendGetTupleParams appends the params of a get_tuple request.
+func appendGetTupleParams(b []byte, cfg spec.Config) []byte {
+	return append(appendConfig(append(b, `{"config":`...), cfg), '}')
+}
+
+// appendCopyThreadParams appends the params of a copy_thread request.
+func appendCopyThreadParams(b []byte, src, dst string) []byte {
+	b = appendString(append(b, `{"dst":`...), dst)
+	return append(appendString(append(b, `,"src":`...), src), '}')
+}
+
+// appendPruneParams appends the params of a prune request.
+func appendPruneParams(b []byte, threadIDs []string, strategy spec.PruneStrategy) []byte {
+	b = appendString(append(b, `{"strategy":`...), strategyName(strategy))
+	return append(appendStrings(append(b, `,"thread_ids":`...), threadIDs, false), '}')
 }

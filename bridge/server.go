@@ -223,10 +223,14 @@ func (s *server) rejectLine(id int64, why string, line []byte) {
 	s.out.sendAsync(func(b []byte) []byte { return appendError(b, id, codeBadRequest, why) })
 }
 
-// serverCancelGrace is how long a cancelled request's saver call has to
-// return before the server answers canceled without it; shorter than the
-// client's cancelGrace, so that the client gets the answer.
-const serverCancelGrace = 2 * time.Second
+// writes are the methods that change what a saver stores. Once one has
+// reached the saver, its answer is the saver's own outcome, also when the
+// request is cancelled or passes its deadline meanwhile (PROTOCOL.md,
+// "Deadlines and cancellation").
+var writes = map[string]bool{
+	"put": true, "put_writes": true, "delete_thread": true, "copy_thread": true,
+	"delete_for_runs": true, "prune": true, "close": true,
+}
 
 // start registers a request and returns the func that runs it, or nil
 // when it is rejected.
@@ -260,18 +264,17 @@ func (s *server) start(m *message) (run func()) {
 	s.handlers.Add(1)
 	s.mu.Unlock()
 
-	// Answer once the context ends, even if the saver call does not
-	// return: a deadline or cancel is honoured whatever the saver does. A
-	// cancelled call first gets serverCancelGrace to return, so that its
-	// own answer (its result, when it finished anyway) keeps it all or
-	// nothing (SPEC.md CTX-5).
-	req.stop = context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			s.finish(req, nil, ctx.Err())
-			return
-		}
-		time.AfterFunc(serverCancelGrace, func() { s.finish(req, nil, ctx.Err()) })
-	})
+	// A read is answered once its context ends, even if the saver call
+	// does not return: it changed nothing, so canceled or
+	// deadline_exceeded is the truth. A write is not: the saver has its
+	// context and stops if it can, but only the call's return says whether
+	// the write landed, so that return is the answer, whenever it comes
+	// (SPEC.md CTX-5).
+	write := writes[m.method]
+	req.stop = func() bool { return true }
+	if !write {
+		req.stop = context.AfterFunc(ctx, func() { s.finish(req, nil, ctx.Err()) })
+	}
 	return func() {
 		defer s.handlers.Done()
 		defer func() {
@@ -285,8 +288,8 @@ func (s *server) start(m *message) (run func()) {
 			cancel()
 		}()
 		raw, err := s.handle(req, m)
-		if err == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = ctx.Err() // too late: never report a success after the deadline
+		if err == nil && !write && ctx.Err() != nil {
+			err = ctx.Err() // a read's answer may already be on its way
 		}
 		s.finish(req, raw, err)
 	}

@@ -285,11 +285,14 @@ func (s *server) hello(req *request) ([]byte, error) {
 			_ = closeSaver(sv)
 		}
 	}
-	b := append([]byte(`{"protocol":`), `"`+protocolName+`","version":`+strconv.Itoa(protocolVersion)+`,"name":`...)
-	b = appendString(b, s.opts.name)
-	b = append(b, `,"capabilities":`...)
-	b = appendStrings(b, caps, false)
-	return append(b, '}'), nil
+	return appendHello(s.opts.name, caps), nil
+}
+
+// appendHello returns the result of hello, members in key order.
+func appendHello(name string, caps []string) []byte {
+	b := appendStrings([]byte(`{"capabilities":`), caps, false)
+	b = appendString(append(b, `,"name":`...), name)
+	return append(b, `,"protocol":"`+protocolName+`","version":`+strconv.Itoa(protocolVersion)+`}`...)
 }
 
 // openSaver answers open with a fresh saver.

@@ -13,28 +13,30 @@ import (
 // config, versions, checkpoint, tuple. Encoders append JSON; decoders read
 // the trees of decodeJSON and resolve the typed values in them.
 
+// The encoders write every object's members in ascending key order, the
+// canonical form of PROTOCOL.md: the shapes' members are spelled out in
+// that order, and maps are sorted.
+
 func appendConfig(b []byte, c spec.Config) []byte {
-	b = append(b, `{"thread_id":`...)
-	b = appendString(b, c.ThreadID)
+	b = append(b, `{"checkpoint_id":`...)
+	b = appendString(b, c.CheckpointID)
 	b = append(b, `,"checkpoint_ns":`...)
 	b = appendString(b, c.Namespace)
-	b = append(b, `,"checkpoint_id":`...)
-	b = appendString(b, c.CheckpointID)
+	b = append(b, `,"thread_id":`...)
+	b = appendString(b, c.ThreadID)
 	return append(b, '}')
 }
 
 // appendVersions appends versions as an object of strings; nil is {}.
 func appendVersions(b []byte, vs spec.Versions) []byte {
 	b = append(b, '{')
-	first := true
-	for ch, v := range vs {
-		if !first {
+	for i, ch := range sortedKeys(vs) {
+		if i > 0 {
 			b = append(b, ',')
 		}
-		first = false
 		b = appendString(b, ch)
 		b = append(b, ':')
-		b = appendString(b, string(v))
+		b = appendString(b, string(vs[ch]))
 	}
 	return append(b, '}')
 }
@@ -56,8 +58,13 @@ func appendStrings(b []byte, ss []string, nullable bool) []byte {
 }
 
 func appendCheckpoint(b []byte, cp spec.Checkpoint) ([]byte, error) {
-	b = append(b, `{"v":`...)
-	b = strconv.AppendInt(b, int64(cp.V), 10)
+	b = append(b, `{"channel_values":`...)
+	b, err := appendObject(b, cp.ChannelValues)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `,"channel_versions":`...)
+	b = appendVersions(b, cp.ChannelVersions)
 	b = append(b, `,"id":`...)
 	b = appendString(b, cp.ID)
 	b = append(b, `,"ts":`...)
@@ -68,39 +75,32 @@ func appendCheckpoint(b []byte, cp spec.Checkpoint) ([]byte, error) {
 		// byte (SPEC.md ERR-9), so other bytes travel as $bytes.
 		b, _ = appendValue(b, []byte(cp.TS))
 	}
-	b = append(b, `,"channel_values":`...)
-	b, err := appendObject(b, cp.ChannelValues)
-	if err != nil {
-		return b, err
-	}
-	b = append(b, `,"channel_versions":`...)
-	b = appendVersions(b, cp.ChannelVersions)
+	b = append(b, `,"updated_channels":`...)
+	b = appendStrings(b, cp.UpdatedChannels, true)
+	b = append(b, `,"v":`...)
+	b = strconv.AppendInt(b, int64(cp.V), 10)
 	b = append(b, `,"versions_seen":{`...)
-	first := true
-	for node, vs := range cp.VersionsSeen {
-		if !first {
+	for i, node := range sortedKeys(cp.VersionsSeen) {
+		if i > 0 {
 			b = append(b, ',')
 		}
-		first = false
 		b = appendString(b, node)
 		b = append(b, ':')
-		b = appendVersions(b, vs)
+		b = appendVersions(b, cp.VersionsSeen[node])
 	}
-	b = append(b, `},"updated_channels":`...)
-	b = appendStrings(b, cp.UpdatedChannels, true)
-	return append(b, '}'), nil
+	return append(b, "}}"...), nil
 }
 
 // appendTuple appends a tuple; nil pending writes are written as [], the
 // shape's array.
 func appendTuple(b []byte, t *spec.Tuple) ([]byte, error) {
-	b = append(b, `{"config":`...)
-	b = appendConfig(b, t.Config)
-	b = append(b, `,"checkpoint":`...)
+	b = append(b, `{"checkpoint":`...)
 	b, err := appendCheckpoint(b, t.Checkpoint)
 	if err != nil {
 		return b, err
 	}
+	b = append(b, `,"config":`...)
+	b = appendConfig(b, t.Config)
 	b = append(b, `,"metadata":`...)
 	if b, err = appendObject(b, t.Metadata); err != nil {
 		return b, err
@@ -256,22 +256,32 @@ func checkpointOf(v any) (spec.Checkpoint, error) {
 	if cp.TS, err = tsOf(m["ts"]); err != nil {
 		return cp, err
 	}
+	// A saver may drop members (PROTOCOL.md, "Shapes"): absent or null
+	// channel_values, channel_versions and versions_seen read as empty, an
+	// absent updated_channels as nil (unknown).
 	if cp.ChannelValues, err = valuesOf(m["channel_values"], "checkpoint.channel_values"); err != nil {
 		return cp, err
 	}
+	if cp.ChannelValues == nil {
+		cp.ChannelValues = map[string]any{}
+	}
 	if cp.ChannelVersions, err = versionsOf(m["channel_versions"], "checkpoint.channel_versions"); err != nil {
 		return cp, err
+	}
+	if cp.ChannelVersions == nil {
+		cp.ChannelVersions = spec.Versions{}
 	}
 	seen, err := objectOf(m["versions_seen"], "checkpoint.versions_seen")
 	if err != nil {
 		return cp, err
 	}
-	if seen != nil {
-		cp.VersionsSeen = make(map[string]spec.Versions, len(seen))
-		for node, vs := range seen {
-			if cp.VersionsSeen[node], err = versionsOf(vs, "checkpoint.versions_seen."+node); err != nil {
-				return cp, err
-			}
+	cp.VersionsSeen = make(map[string]spec.Versions, len(seen))
+	for node, vs := range seen {
+		if cp.VersionsSeen[node], err = versionsOf(vs, "checkpoint.versions_seen."+node); err != nil {
+			return cp, err
+		}
+		if cp.VersionsSeen[node] == nil {
+			cp.VersionsSeen[node] = spec.Versions{}
 		}
 	}
 	cp.UpdatedChannels, err = stringsOf(m["updated_channels"], "checkpoint.updated_channels")

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -31,21 +33,29 @@ const (
 	tagMap   = "$map"
 )
 
-// appendValue appends the typed encoding of v. Values outside the
-// plain-value model are normalised with spec.Normalize first; what it
-// rejects, and strings that are not valid UTF-8 (JSON cannot carry them),
-// give an error wrapping spec.ErrUnsupportedValue, and so do values nested
-// deeper than spec.MaxValueDepth, self-containing ones included (SPEC.md
-// VALUE-9 and VALUE-10: the saver behind the bridge decides the exact
-// limit, the encoder only has to stop).
+// maxWireDepth is how deeply the protocol nests lists and maps in one value
+// (PROTOCOL.md, "Values"): far beyond the contract's spec.MaxValueDepth, so
+// that the saver, not the bridge, judges SPEC.md VALUE-10, and shallow
+// enough for every reader's recursion. A self-containing value reaches it
+// too.
+const maxWireDepth = 256
+
+// appendValue appends the canonical typed encoding of v (PROTOCOL.md,
+// "Values" and "Canonical form"). Values outside the plain-value model are
+// converted with spec.Normalize first. What the protocol cannot carry — a
+// type Normalize rejects, a string or key that is not valid UTF-8, a value
+// nested deeper than maxWireDepth or containing itself — gives an error
+// wrapping ErrNotCarried: the saver behind the bridge never sees it, so it
+// is not the saver's refusal (SPEC.md VALUE-9 and VALUE-10 are the saver's
+// to judge).
 func appendValue(b []byte, v any) ([]byte, error) { return appendNested(b, v, 0) }
 
 // appendNested is appendValue for a value inside depth lists and maps.
 func appendNested(b []byte, v any, depth int) ([]byte, error) {
 	switch v.(type) {
 	case []any, map[string]any, spec.Metadata:
-		if depth >= spec.MaxValueDepth {
-			return b, fmt.Errorf("bridge: value nested deeper than %d levels, or containing itself: %w", spec.MaxValueDepth, spec.ErrUnsupportedValue)
+		if depth >= maxWireDepth {
+			return b, notCarried("a value nested deeper than %d levels, or containing itself", maxWireDepth)
 		}
 	}
 	switch x := v.(type) {
@@ -61,7 +71,7 @@ func appendNested(b []byte, v any, depth int) ([]byte, error) {
 		return appendFloat(b, x), nil
 	case string:
 		if !utf8.ValidString(x) {
-			return b, fmt.Errorf("bridge: string %q is not valid UTF-8, which JSON cannot carry: %w", x, spec.ErrUnsupportedValue)
+			return b, notCarried("string %q is not valid UTF-8", x)
 		}
 		return appendString(b, x), nil
 	case []byte:
@@ -87,7 +97,7 @@ func appendNested(b []byte, v any, depth int) ([]byte, error) {
 	}
 	n, err := spec.Normalize(v)
 	if err != nil {
-		return b, err
+		return b, notCarried("%v", err)
 	}
 	return appendNested(b, n, depth)
 }
@@ -102,28 +112,74 @@ func appendInt(b []byte, x int64) []byte {
 }
 
 func appendFloat(b []byte, x float64) []byte {
-	var s string
 	switch {
 	case math.IsNaN(x):
-		s = "NaN"
+		return append(b, `{"`+tagFloat+`":"NaN"}`...)
 	case math.IsInf(x, 1):
-		s = "Infinity"
+		return append(b, `{"`+tagFloat+`":"Infinity"}`...)
 	case math.IsInf(x, -1):
-		s = "-Infinity"
+		return append(b, `{"`+tagFloat+`":"-Infinity"}`...)
 	case x == math.Trunc(x): // integral, -0 included
-		if math.Abs(x) < 1e21 {
-			s = strconv.FormatFloat(x, 'f', -1, 64) // "2", "-0", as JavaScript writes them
-		} else {
-			s = strconv.FormatFloat(x, 'g', -1, 64) // "1e+300"
-		}
-	default:
-		// A fractional value always prints with a '.' or an exponent, so
-		// that it reads back as a float.
-		return strconv.AppendFloat(b, x, 'g', -1, 64)
+		b = append(b, `{"`+tagFloat+`":"`...)
+		b = appendNumber(b, x)
+		return append(b, `"}`...)
 	}
-	b = append(b, `{"`+tagFloat+`":"`...)
-	b = append(b, s...)
-	return append(b, `"}`...)
+	// A fractional value always prints with a '.' or an exponent, so that
+	// it reads back as a float.
+	return appendNumber(b, x)
+}
+
+// appendNumber appends a finite float as ECMAScript's Number::toString
+// spells it (PROTOCOL.md, "Canonical form"): the shortest digits that read
+// back as x, positional when the decimal exponent n (x = 0.d1…dk × 10^n)
+// is within -6 < n <= 21, otherwise d1[.d2…dk]e±(n-1). -0 is "-0".
+func appendNumber(b []byte, x float64) []byte {
+	if x == 0 {
+		if math.Signbit(x) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
+	}
+	if x < 0 {
+		b = append(b, '-')
+		x = -x
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], x, 'e', -1, 64) // d[.ddd]e±XX
+	mant, exp, _ := strings.Cut(string(e), "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	k := len(digits)
+	p, _ := strconv.Atoi(exp)
+	n := p + 1
+	switch {
+	case k <= n && n <= 21:
+		b = append(b, digits...)
+		for range n - k {
+			b = append(b, '0')
+		}
+	case 0 < n && n <= 21:
+		b = append(b, digits[:n]...)
+		b = append(b, '.')
+		b = append(b, digits[n:]...)
+	case -6 < n && n <= 0:
+		b = append(b, "0."...)
+		for range -n {
+			b = append(b, '0')
+		}
+		b = append(b, digits...)
+	default:
+		b = append(b, digits[0])
+		if k > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
+		b = append(b, 'e')
+		if n-1 >= 0 {
+			b = append(b, '+')
+		}
+		b = strconv.AppendInt(b, int64(n-1), 10)
+	}
+	return b
 }
 
 // appendMap appends a map of values, wrapped in $map when its only key
@@ -154,30 +210,37 @@ func appendMap(b []byte, m map[string]any, depth int) ([]byte, error) {
 func appendObject(b []byte, m map[string]any) ([]byte, error) { return appendFields(b, m, 0) }
 
 // appendFields is appendObject for an object whose values are inside depth
-// lists and maps.
+// lists and maps. Members are written in ascending order of their keys'
+// bytes, which is Unicode code point order (PROTOCOL.md, "Canonical form").
 func appendFields(b []byte, m map[string]any, depth int) ([]byte, error) {
 	b = append(b, '{')
-	first := true
-	for k, v := range m {
+	for i, k := range sortedKeys(m) {
 		if !utf8.ValidString(k) {
-			return b, fmt.Errorf("bridge: key %q is not valid UTF-8, which JSON cannot carry: %w", k, spec.ErrUnsupportedValue)
+			return b, notCarried("key %q is not valid UTF-8", k)
 		}
-		if !first {
+		if i > 0 {
 			b = append(b, ',')
 		}
-		first = false
 		b = appendString(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendNested(b, v, depth); err != nil {
+		if b, err = appendNested(b, m[k], depth); err != nil {
 			return b, err
 		}
 	}
 	return append(b, '}'), nil
 }
 
-// appendString appends s as a JSON string. Invalid UTF-8 is replaced by
-// U+FFFD; callers that must not lose bytes check utf8.ValidString first.
+// sortedKeys returns the keys of m in ascending byte order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// appendString appends s as a canonical JSON string (PROTOCOL.md,
+// "Canonical form"): `"` and `\` escaped, \b \t \n \f \r, other control
+// characters as \u00xx, U+2028 and U+2029 escaped, everything else as
+// itself. Invalid UTF-8 is replaced by U+FFFD; callers that must not lose
+// bytes check utf8.ValidString first.
 func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -199,6 +262,10 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
@@ -321,6 +388,9 @@ func fromTag(tag string, payload any) (any, error) {
 	}
 	switch tag {
 	case tagInt:
+		if !isDecimalInt(s) {
+			return nil, errBadValue("%s %q is not a decimal integer", tag, s)
+		}
 		i, err := strconv.ParseInt(s, 10, 64)
 		if errors.Is(err, strconv.ErrRange) { // no encoder writes one: the model's integers are int64
 			return nil, errBadValue("%s %s is outside int64", tag, s)
@@ -354,11 +424,59 @@ func parseFloatTag(s string) (float64, error) {
 	case "-Infinity":
 		return math.Inf(-1), nil
 	}
+	if !isDecimalFloat(s) {
+		return 0, fmt.Errorf("not a decimal number")
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, err
 	}
 	return f, nil
+}
+
+// isDecimalInt reports whether s is an $int payload: -?[0-9]+.
+func isDecimalInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && digitsEnd(s, 0) == len(s)
+}
+
+// isDecimalFloat reports whether s is a decimal $float payload:
+// -?(D+(.D*)?|.D+)([eE][-+]?D+)? with D a decimal digit. Go's ParseFloat
+// reads more (hex, "inf", a leading '+', underscores), which the protocol
+// does not allow.
+func isDecimalFloat(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	i := digitsEnd(s, 0)
+	intDigits := i
+	if i < len(s) && s[i] == '.' {
+		j := digitsEnd(s, i+1)
+		if intDigits == 0 && j == i+1 {
+			return false
+		}
+		i = j
+	} else if intDigits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digitsEnd(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
+
+// digitsEnd returns the index of the first non-digit of s at or after i.
+func digitsEnd(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func kindOf(v any) string {

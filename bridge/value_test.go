@@ -86,7 +86,7 @@ func TestEncodeValue(t *testing.T) {
 		{"tenth", 0.1, `0.1`},
 		{"tiny", 1.5e-300, `1.5e-300`},
 		{"subnormal", math.SmallestNonzeroFloat64, `5e-324`},
-		{"small", 1e-7, `1e-07`},
+		{"small", 1e-7, `1e-7`},
 		{"negative fraction", -2.25, `-2.25`},
 		{"integral float", 2.0, `{"$float":"2"}`},
 		{"float zero", 0.0, `{"$float":"0"}`},
@@ -124,8 +124,17 @@ func TestEncodeValue(t *testing.T) {
 	}
 }
 
+// TestEncodeValueRejects checks that what the protocol cannot carry is
+// ErrNotCarried, never spec.ErrUnsupportedValue: the saver behind the
+// bridge did not refuse it.
 func TestEncodeValueRejects(t *testing.T) {
 	x := 1
+	self := map[string]any{}
+	self["self"] = self
+	deep := any(int64(1))
+	for range maxWireDepth + 1 {
+		deep = []any{deep}
+	}
 	for name, v := range map[string]any{
 		"struct":        struct{ A int }{1},
 		"pointer":       &x,
@@ -136,10 +145,26 @@ func TestEncodeValueRejects(t *testing.T) {
 		"bad utf8":      "\xff",
 		"bad utf8 key":  map[string]any{"\xfe": 1},
 		"nested utf8":   []any{"ok", map[string]any{"k": "a\xc0"}},
+		"self":          self,
+		"too deep":      deep,
 	} {
-		if _, err := appendValue(nil, v); !errors.Is(err, spec.ErrUnsupportedValue) {
-			t.Errorf("%s: got %v, want ErrUnsupportedValue", name, err)
+		_, err := appendValue(nil, v)
+		if !errors.Is(err, ErrNotCarried) || !errors.Is(err, errors.ErrUnsupported) || errors.Is(err, spec.ErrUnsupportedValue) {
+			t.Errorf("%s: got %v, want ErrNotCarried and not ErrUnsupportedValue", name, err)
 		}
+	}
+}
+
+// TestEncodeValueCarriesDeepValues checks that the client leaves
+// SPEC.md VALUE-10 to the saver: a value deeper than spec.MaxValueDepth is
+// sent.
+func TestEncodeValueCarriesDeepValues(t *testing.T) {
+	deep := any("x")
+	for range spec.MaxValueDepth + 5 {
+		deep = map[string]any{"k": []any{deep}}
+	}
+	if _, err := appendValue(nil, deep); err != nil {
+		t.Fatalf("a value %d levels deep: %v", 2*(spec.MaxValueDepth+5), err)
 	}
 }
 

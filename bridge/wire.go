@@ -147,7 +147,8 @@ func stringMember(obj map[string]any, key string) (string, bool, error) {
 	return s, true, nil
 }
 
-// The append functions below write whole messages, newline included.
+// The append functions below write whole messages in the canonical form
+// (members in key order), newline included.
 // params, results and items are built by the shape encoders of shapes.go.
 
 func appendRequest(b []byte, id int64, saver, method string, timeoutMS int64, params []byte) []byte {
@@ -155,6 +156,8 @@ func appendRequest(b []byte, id int64, saver, method string, timeoutMS int64, pa
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":`...)
 	b = appendString(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
 	if saver != "" {
 		b = append(b, `,"saver":`...)
 		b = appendString(b, saver)
@@ -163,22 +166,20 @@ func appendRequest(b []byte, id int64, saver, method string, timeoutMS int64, pa
 		b = append(b, `,"timeout_ms":`...)
 		b = strconv.AppendInt(b, timeoutMS, 10)
 	}
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
 	return append(b, "}\n"...)
 }
 
 func appendCancel(b []byte, id int64) []byte {
-	b = append(b, `{"id":`...)
+	b = append(b, `{"cancel":true,"id":`...)
 	b = strconv.AppendInt(b, id, 10)
-	return append(b, ",\"cancel\":true}\n"...)
+	return append(b, "}\n"...)
 }
 
 func appendCredit(b []byte, id, credit int64) []byte {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"credit":`...)
+	b = append(b, `{"credit":`...)
 	b = strconv.AppendInt(b, credit, 10)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, id, 10)
 	return append(b, "}\n"...)
 }
 
@@ -194,13 +195,13 @@ func appendAnswer(b []byte, id int64, member string, raw []byte) []byte {
 }
 
 func appendError(b []byte, id int64, code, message string) []byte {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"error":{"code":`...)
+	b = append(b, `{"error":{"code":`...)
 	b = appendString(b, code)
 	b = append(b, `,"message":`...)
 	b = appendString(b, message) // invalid UTF-8 becomes U+FFFD: a message is for people
-	return append(b, "}}\n"...)
+	b = append(b, `},"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	return append(b, "}\n"...)
 }
 
 // isBlank reports whether a line holds only white space.

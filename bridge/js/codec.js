@@ -175,7 +175,7 @@ export function decodeValue(w, path = "$") {
       }
       case "$float":
         if (s === "NaN") return NaN;
-        if (s === "Infinity" || s === "+Infinity") return Infinity;
+        if (s === "Infinity") return Infinity;
         if (s === "-Infinity") return -Infinity;
         if (typeof s !== "string" || !FLOAT_RE.test(s)) throw badRequest(path, `bad $float ${JSON.stringify(s)}`);
         return Number(s);
@@ -307,35 +307,43 @@ export function configFromWire(w, where = "config") {
 }
 
 /**
- * checkpointToWire encodes a LangGraph.js checkpoint. LangGraph.js has no
- * updated_channels; an array there is sent, anything else as null
- * (unknown).
+ * checkpointToWire encodes a LangGraph.js checkpoint. A member the saver
+ * left out (channel_values, channel_versions, versions_seen,
+ * updated_channels) is left out on the wire too, never invented
+ * (PROTOCOL.md, "Shapes"); LangGraph.js has no updated_channels, so an
+ * array there is sent, null as null, anything else not at all.
  */
 export function checkpointToWire(cp) {
   if (cp === null || typeof cp !== "object") {
     throw new BridgeError(Codes.INVALID_ARGUMENT, `checkpoint: want an object, got ${describe(cp)}`);
   }
-  const seen = {};
-  for (const [node, vs] of Object.entries(cp.versions_seen ?? {})) {
-    setKey(seen, node, versionsToWire(vs, `versions_seen[${JSON.stringify(node)}]`));
+  const w = { v: cp.v, id: idToWire(cp.id), ts: cp.ts ?? "" };
+  if (cp.channel_values != null) w.channel_values = encodeMap(cp.channel_values, "channel_values");
+  if (cp.channel_versions != null) w.channel_versions = versionsToWire(cp.channel_versions, "channel_versions");
+  if (cp.versions_seen != null) {
+    const seen = {};
+    for (const [node, vs] of Object.entries(cp.versions_seen)) {
+      setKey(seen, node, versionsToWire(vs, `versions_seen[${JSON.stringify(node)}]`));
+    }
+    w.versions_seen = seen;
   }
-  return {
-    v: cp.v,
-    id: idToWire(cp.id),
-    ts: cp.ts ?? "",
-    channel_values: encodeMap(cp.channel_values, "channel_values"),
-    channel_versions: versionsToWire(cp.channel_versions, "channel_versions"),
-    versions_seen: seen,
-    updated_channels: Array.isArray(cp.updated_channels) ? [...cp.updated_channels] : null,
-  };
+  if (Array.isArray(cp.updated_channels)) w.updated_channels = [...cp.updated_channels];
+  else if (cp.updated_channels === null) w.updated_channels = null;
+  return w;
 }
 
 /**
- * checkpointFromWire decodes a wire checkpoint into a LangGraph.js one;
- * updated_channels is set only when it is a list.
+ * checkpointFromWire decodes a wire checkpoint into a LangGraph.js one:
+ * absent channel_values, channel_versions and versions_seen read as empty;
+ * updated_channels is set only when it is a list (absent or null is
+ * unknown). A ts that is not UTF-8 (sent as $bytes) has no JavaScript
+ * string, so it is unsupported_value.
  */
 export function checkpointFromWire(w) {
   if (w === null || typeof w !== "object") throw new BridgeError(Codes.BAD_REQUEST, "checkpoint: want an object");
+  if (w.ts !== null && typeof w.ts === "object") {
+    throw new BridgeError(Codes.UNSUPPORTED_VALUE, "checkpoint.ts: a timestamp that is not UTF-8 has no JavaScript string");
+  }
   const seen = {};
   for (const [node, vs] of Object.entries(w.versions_seen ?? {})) {
     setKey(seen, node, versionsFromWire(vs, `versions_seen[${JSON.stringify(node)}]`));

@@ -12,8 +12,17 @@
 // storage again.
 //
 // The server only translates: what the saver stores, returns or throws is
-// reported as it is. Errors thrown by a saver have no type in LangGraph.js,
-// so they are all reported with code `internal`. Logs go to stderr only.
+// reported as it is. It adds no locking of its own: requests reach the saver
+// concurrently. Errors map to codes by their type, never by message text:
+//
+//   BridgeError (the bridge's own checks)   its code
+//   a network or connection error           unavailable (see codec.js unavailable())
+//   a value the encoding cannot carry       unsupported_value
+//   anything else a saver throws            internal (LangGraph.js's savers
+//                                           throw plain Errors, with no type to tell
+//                                           bad input from a failure)
+//
+// Logs go to stderr only.
 
 import { mkdtempSync, rmSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -169,31 +178,12 @@ function sendError(id, err) {
   send({ id, error: { code, message: String(err?.message ?? err) } });
 }
 
-// writeGraceMs is how long a cancelled write may still take to finish, so
-// that its answer says what really happened.
-const writeGraceMs = 2000;
-
-// finished settles like p, the promise of a write the saver has begun and
-// cannot be called back: once the signal aborts, it still waits up to
-// writeGraceMs for p and settles as p does, so a write that completes is
-// answered with its result, not "canceled" (SPEC.md CTX-5); only a write
-// still running then is answered with signal.reason.
-function finished(p, signal) {
-  return new Promise((resolve, reject) => {
-    let timer;
-    const onAbort = () => {
-      timer = setTimeout(() => reject(signal.reason), writeGraceMs);
-    };
-    const settle = (fn) => (x) => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      fn(x);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-    Promise.resolve(p).then(settle(resolve), settle(reject));
-  });
-}
+// A write (put, put_writes, delete_thread) is awaited to its end, also when
+// its request is cancelled or passes its deadline meanwhile: LangGraph.js's
+// savers take no AbortSignal, so once the saver call has begun only its
+// outcome says whether the write landed, and that outcome is the answer
+// (PROTOCOL.md, "Deadlines and cancellation"; SPEC.md CTX-5). A request
+// that is already aborted when it starts never reaches the saver.
 
 // abortable settles like p, or rejects with signal.reason once the signal
 // aborts: for reads, which change nothing. The saver call behind p may go
@@ -228,13 +218,15 @@ function wantString(v, what) {
   return v;
 }
 
-// encodeTuple encodes a tuple returned by the saver; what the bridge cannot
-// encode is the saver's doing, so it is reported as internal.
+// encodeTuple encodes a tuple returned by the saver. A value the encoding
+// cannot carry (a Map, a Date, a class instance) is unsupported_value naming
+// its type, never converted lossily; any other failure is internal.
 function encodeTuple(t, method) {
   try {
     return tupleToWire(t);
   } catch (err) {
-    throw new BridgeError(Codes.INTERNAL, `${kind.name}.${method} returned a tuple the bridge cannot encode: ${err.message}`);
+    const code = err instanceof BridgeError && err.code === Codes.UNSUPPORTED_VALUE ? err.code : Codes.INTERNAL;
+    throw new BridgeError(code, `${kind.name}.${method} returned a tuple the bridge cannot encode: ${err.message}`);
   }
 }
 
@@ -286,23 +278,23 @@ const methods = {
     return null;
   },
 
-  async put(params, msg, signal) {
+  async put(params, msg) {
     const saver = saverFor(msg);
     const config = jsConfig(params.config);
     const checkpoint = checkpointFromWire(wantObject(params.checkpoint, "checkpoint"));
     const metadata = decodeMap(params.metadata, "metadata");
     const newVersions = versionsFromWire(params.new_versions, "new_versions");
-    const out = await finished(saver.put(config, checkpoint, metadata, newVersions), signal);
+    const out = await saver.put(config, checkpoint, metadata, newVersions);
     return { config: configToWire(out) };
   },
 
-  async put_writes(params, msg, signal) {
+  async put_writes(params, msg) {
     const saver = saverFor(msg);
     const config = jsConfig(params.config);
     const writes = decodeWrites(params.writes);
     const taskId = wantString(params.task_id ?? "", "task_id");
     // LangGraph.js's putWrites has no task path argument: task_path is dropped.
-    await finished(saver.putWrites(config, writes, taskId), signal);
+    await saver.putWrites(config, writes, taskId);
     return null;
   },
 
@@ -348,9 +340,9 @@ const methods = {
     }
   },
 
-  async delete_thread(params, msg, signal) {
+  async delete_thread(params, msg) {
     const saver = saverFor(msg);
-    await finished(saver.deleteThread(wantString(params.thread_id ?? "", "thread_id")), signal);
+    await saver.deleteThread(wantString(params.thread_id ?? "", "thread_id"));
     return null;
   },
 
@@ -396,12 +388,13 @@ async function handle(msg) {
     if (ac.signal.aborted) throw ac.signal.reason;
     const params = msg.params === undefined ? {} : wantObject(msg.params, "params");
     // A method that returns has done its work: its result is the answer,
-    // even when the request was cancelled meanwhile.
+    // even when the request was cancelled meanwhile; so is a saver's error.
     const result = await method(params, msg, ac.signal, entry);
     send({ id, result });
   } catch (err) {
-    if (ac.signal.aborted) {
-      sendError(id, ac.signal.reason);
+    if (ac.signal.aborted && err === ac.signal.reason) {
+      // A read stopped, or a request aborted before it began: nothing changed.
+      sendError(id, err);
     } else if (err instanceof BridgeError) {
       sendError(id, err);
     } else {

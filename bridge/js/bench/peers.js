@@ -4,6 +4,12 @@
 //
 //   node bridge/js/bench/peers.js --saver memory|sqlite|postgres|mongo \
 //     [--iters N] [--depths 10,2000] [--as NAME]
+//   node bridge/js/bench/peers.js --saver mongo --commands [--depths 10] [--iters N]
+//
+// --commands prints, instead of timings, the MongoDB commands (by command
+// and collection) and the documents their replies carry per getTuple and
+// per list on a history of the first depth: the counterpart of the Go
+// adapter's BenchmarkPeersCommands.
 //
 // "put" is one put of a checkpoint holding a 1 KB value plus one putWrites
 // of two writes (that value and a small integer). The reads are getTuple of
@@ -188,8 +194,47 @@ async function measure(name, iters, depths) {
   }
 }
 
+// countCommands measures MongoDBSaver's commands and documents per read.
+async function countCommands(depth, calls) {
+  const { MongoDBSaver } = await import("@langchain/langgraph-checkpoint-mongodb");
+  const { MongoClient } = await import("mongodb");
+  const client = new MongoClient(requireEnv("CHECKPOINTKIT_MONGO_URI"), { monitorCommands: true });
+  let commands = {};
+  let documents = 0;
+  client.on("commandStarted", (e) => {
+    const coll = e.command[e.commandName];
+    const key = typeof coll === "string" ? `${e.commandName} ${coll}` : e.commandName;
+    commands[key] = (commands[key] ?? 0) + 1;
+  });
+  client.on("commandSucceeded", (e) => {
+    const c = e.reply?.cursor;
+    if (c) documents += (c.firstBatch ?? c.nextBatch ?? []).length;
+  });
+  await client.connect();
+  const dbName = storageName();
+  try {
+    const h = new Workload(new MongoDBSaver({ client, dbName }), `history-${depth}`);
+    for (let i = 0; i < depth; i++) await h.put();
+    const out = { saver: "LangGraph.js MongoDBSaver", depth, calls };
+    for (const [name, op] of [["get", () => h.get()], ["list", () => h.list()]]) {
+      await op();
+      commands = {};
+      documents = 0;
+      for (let i = 0; i < calls; i++) await op();
+      const per = {};
+      for (const k of Object.keys(commands).sort()) per[k] = commands[k] / calls;
+      out[name] = { commands: per, documents: documents / calls };
+    }
+    return out;
+  } finally {
+    await client.db(dbName).dropDatabase().catch(() => {});
+    await client.close();
+  }
+}
+
 const { values } = parseArgs({
   options: {
+    commands: { type: "boolean", default: false },
     saver: { type: "string" },
     iters: { type: "string", default: "0" },
     depths: { type: "string", default: "10,2000" },
@@ -205,6 +250,14 @@ const depths = values.depths.split(",").map(Number);
 if (depths.some((d) => !Number.isInteger(d) || d < LIST_LIMIT)) {
   console.error(`peers.js: bad --depths ${values.depths}: want integers of at least ${LIST_LIMIT}`);
   process.exit(2);
+}
+if (values.commands) {
+  if (values.saver !== "mongo") {
+    console.error("peers.js: --commands is for --saver mongo");
+    process.exit(2);
+  }
+  process.stdout.write(`${JSON.stringify(await countCommands(depths[0], iters))}\n`);
+  process.exit(0);
 }
 const result = await measure(values.saver, iters, depths);
 if (values.as) {

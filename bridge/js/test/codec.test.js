@@ -178,6 +178,15 @@ test("configs: missing fields are empty strings", () => {
   });
 });
 
+test("members a saver left out stay out on the wire and read back as empty", () => {
+  const w = checkpointToWire({ v: 4, id: "1", ts: "x" });
+  assert.deepStrictEqual(w, { v: 4, id: "1", ts: "x" });
+  assert.equal(checkpointToWire({ v: 4, id: "1", ts: "x", updated_channels: null }).updated_channels, null);
+  const back = checkpointFromWire(w);
+  assert.deepStrictEqual(back, { v: 4, id: "1", ts: "x", channel_values: {}, channel_versions: {}, versions_seen: {} });
+  assert.throws(() => checkpointFromWire({ ...w, ts: { $bytes: "/w==" } }), { code: "unsupported_value" });
+});
+
 test("checkpoints and tuples round trip, updated_channels only when known", () => {
   const cp = {
     v: 4,
@@ -188,7 +197,7 @@ test("checkpoints and tuples round trip, updated_channels only when known", () =
     versions_seen: { "": { someChannel: 1 }, node: { a: 1 } },
   };
   const w = JSON.parse(JSON.stringify(checkpointToWire(cp)));
-  assert.equal(w.updated_channels, null);
+  assert.ok(!("updated_channels" in w), "LangGraph.js has no updated_channels: it is not invented");
   assert.deepEqual(w.channel_versions, { a: "1", b: "2", c: "00000000000000000000000000000003.123" });
   const back = checkpointFromWire(w);
   assert.deepStrictEqual(back, cp);
