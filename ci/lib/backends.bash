@@ -343,6 +343,19 @@ ck_install_lgpy() {
   ck_log "bridge/python: installed in $(ck_since "$t0")"
 }
 
+# ck_pytest_counts FILE prints "passed failed skipped" from the summary
+# line pytest -q ends FILE with ("3 passed, 1 skipped in 2.1s"; errors
+# count as failures), or "0 0 0".
+ck_pytest_counts() {
+  local line p f e s
+  line=$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$1" 2>/dev/null | tail -n 1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | cut -d' ' -f1)
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | cut -d' ' -f1)
+  e=$(grep -oE '[0-9]+ errors?' <<<"$line" | cut -d' ' -f1)
+  s=$(grep -oE '[0-9]+ skipped' <<<"$line" | cut -d' ' -f1)
+  echo "${p:-0} $((${f:-0} + ${e:-0})) ${s:-0}"
+}
+
 # ck_find_pgbouncer prints the pgbouncer binary, installing the Debian
 # package first when it is missing and we are root; or fails.
 ck_find_pgbouncer() {
