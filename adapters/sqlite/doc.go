@@ -81,8 +81,10 @@
 // writes come from a single snapshot.
 //
 // List pages through the results with a keyset cursor (ID, thread,
-// namespace). Each page's rows are read and closed, and its values and
-// pending writes fetched with one query each, before the first tuple is
+// namespace). Each page's rows are read and closed, and its values (a
+// primary-key probe each when they are few, one IN (VALUES ...) query
+// otherwise) and pending writes (one key-range query) fetched, before the
+// first tuple is
 // yielded; nothing stays open while the caller's loop body runs, so breaking
 // out early leaks nothing and the loop body may itself use the saver.
 //
@@ -95,6 +97,19 @@
 // transaction back; errors then satisfy errors.Is(err, ctx.Err()). Every
 // error names the operation and thread and wraps the driver's error.
 //
+// # Read path
+//
+// Reads go below database/sql: through [database/sql.Conn.Raw] to the
+// go-sqlite3 connection, whose statement cache keeps every statement
+// prepared, with rows handed over as the driver's values (no Rows, no
+// Scan). Blobs arrive as buffers the read owns, so decoded strings share
+// them instead of copying, and checkpoint bodies and metadata are decoded
+// by small readers of exactly the forms this package writes. Statements
+// compare columns with "+?" rather than "?": SQLite peeks at a value bound
+// to "column = ?" to plan, and a statement whose bindings are cleared (as
+// go-sqlite3 does to every cached statement) is then compiled again on its
+// next use. docs/benchmarks.md has the figures.
+//
 // # DSN advice
 //
 // A query string that does not parse, or a parameter value go-sqlite3
@@ -102,7 +117,9 @@
 // (parameters are never dropped). Open adds, unless the target sets them:
 // _busy_timeout=5000 (see
 // [WithBusyTimeout]), _txlock=immediate, _stmt_cache_size=64 (go-sqlite3
-// otherwise prepares every statement again on every call) and, for files,
+// otherwise prepares every statement again on every call), _mutex=no (no
+// mutex around each call into a connection, which database/sql already
+// gives to one goroutine at a time) and, for files,
 // _journal_mode=WAL.
 // WAL lets readers run alongside the writer and is what you want for a
 // file. synchronous stays at SQLite's default (FULL); add

@@ -48,9 +48,9 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 				last rowKey
 				n    int
 			)
-			err := s.read(ctx, "list", opts.ThreadID, func(tx querier) error {
+			err := s.read(ctx, "list", opts.ThreadID, false, func(tx rowQuerier) error {
 				var err error
-				page, last, n, err = s.loadPage(ctx, tx, sqlText, args, filter)
+				page, last, n, err = s.loadPage(ctx, tx, sqlText, args, q.scope(opts), filter)
 				return err
 			})
 			if err != nil {
@@ -90,20 +90,20 @@ type listQuery struct {
 func buildListQuery(opts spec.ListOptions, filter spec.Metadata) listQuery {
 	q := listQuery{exact: true}
 	if opts.ThreadID != "" {
-		q.where = append(q.where, "c.thread_id = ?")
+		q.where = append(q.where, "c.thread_id = +?")
 		q.args = append(q.args, opts.ThreadID)
 	}
 	if !opts.AllNamespaces {
-		q.where = append(q.where, "c.checkpoint_ns = ?")
+		q.where = append(q.where, "c.checkpoint_ns = +?")
 		q.args = append(q.args, opts.Namespace)
 	}
 	q.fixedScope = opts.ThreadID != "" && !opts.AllNamespaces
 	if opts.CheckpointID != "" {
-		q.where = append(q.where, "c.checkpoint_id = ?")
+		q.where = append(q.where, "c.checkpoint_id = +?")
 		q.args = append(q.args, opts.CheckpointID)
 	}
 	if opts.Before != "" {
-		q.where = append(q.where, "c.checkpoint_id < ?")
+		q.where = append(q.where, "c.checkpoint_id < +?")
 		q.args = append(q.args, opts.Before)
 	}
 	for key, want := range filter {
@@ -122,9 +122,9 @@ func buildListQuery(opts spec.ListOptions, filter spec.Metadata) listQuery {
 // dots, quotes and '$' in keys are plain characters.
 func filterClause(key string, want any) (string, []any, bool) {
 	const (
-		valueEq = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND j.type = 'text' AND j.value = ?)`
-		typeIs  = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND j.type = ?)`
-		numeric = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND j.type IN ('integer', 'real'))`
+		valueEq = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = +? AND j.type = 'text' AND j.value = +?)`
+		typeIs  = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = +? AND j.type = +?)`
+		numeric = `EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = +? AND j.type IN ('integer', 'real'))`
 	)
 	switch v := want.(type) {
 	case string:
@@ -151,6 +151,15 @@ func filterClause(key string, want any) (string, []any, bool) {
 	return "1", nil, false
 }
 
+// scope returns the thread and namespace every row of the query has, or
+// nil when they vary (see loadPage).
+func (q listQuery) scope(opts spec.ListOptions) *rowKey {
+	if !q.fixedScope {
+		return nil
+	}
+	return &rowKey{thread: opts.ThreadID, ns: opts.Namespace}
+}
+
 // page returns the SQL text and arguments of the page after cursor (nil for
 // the first page), at most limit rows.
 func (q listQuery) page(after *rowKey, limit int) (string, []any) {
@@ -161,12 +170,17 @@ func (q listQuery) page(after *rowKey, limit int) (string, []any) {
 		args = append(args[:len(args):len(args)], keysetArgs(q.fixedScope, *after)...)
 	}
 	var b strings.Builder
-	b.WriteString(`SELECT ` + checkpointColumns + ` FROM checkpoints c`)
+	b.Grow(512)
+	if q.fixedScope {
+		b.WriteString(`SELECT ` + scopedColumns + ` FROM checkpoints c`)
+	} else {
+		b.WriteString(`SELECT ` + checkpointColumns + ` FROM checkpoints c`)
+	}
 	if len(where) > 0 {
 		b.WriteString(" WHERE ")
 		b.WriteString(strings.Join(where, " AND "))
 	}
-	b.WriteString(" ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns LIMIT ?")
+	b.WriteString(" ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns LIMIT +?")
 	return b.String(), append(args[:len(args):len(args)], limit)
 }
 
@@ -175,10 +189,10 @@ func (q listQuery) page(after *rowKey, limit int) (string, []any) {
 // removes the cursor's own ID's rows at or before the cursor.
 func keysetClause(fixedScope bool) string {
 	if fixedScope {
-		return "c.checkpoint_id < ?"
+		return "c.checkpoint_id < +?"
 	}
-	return "c.checkpoint_id <= ? AND NOT (c.checkpoint_id = ? AND " +
-		"(c.thread_id < ? OR (c.thread_id = ? AND c.checkpoint_ns <= ?)))"
+	return "c.checkpoint_id <= +? AND NOT (c.checkpoint_id = +? AND " +
+		"(c.thread_id < +? OR (c.thread_id = +? AND c.checkpoint_ns <= +?)))"
 }
 
 func keysetArgs(fixedScope bool, k rowKey) []any {

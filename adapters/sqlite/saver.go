@@ -72,7 +72,9 @@ func newSaver(db *sql.DB, owns bool, o options) *Saver {
 // use. target is a file path, a "file:" URI, or ":memory:"; go-sqlite3
 // query parameters are honoured, and unless target sets them Open adds
 // _busy_timeout (see [WithBusyTimeout]), _txlock=immediate,
-// _stmt_cache_size=64 and, for files, _journal_mode=WAL.
+// _stmt_cache_size=64, _mutex=no (SQLite's multi-thread mode: database/sql
+// uses a connection from one goroutine at a time) and, for files,
+// _journal_mode=WAL.
 //
 // ":memory:" opens a private in-memory database that lives until Close. An
 // in-memory target (":memory:", "file::memory:", mode=memory) is used
@@ -267,6 +269,13 @@ func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool, err erro
 	if !q.Has("_txlock") {
 		q.Set("_txlock", "immediate")
 	}
+	if !q.Has("_mutex") {
+		// SQLite's multi-thread mode: no mutex around every call into a
+		// connection (a tenth of a GetTuple's instructions). database/sql
+		// gives a connection to one goroutine at a time, which is all
+		// that mode asks.
+		q.Set("_mutex", "no")
+	}
 	if !memory && !q.Has("_journal_mode") && !q.Has("_journal") {
 		q.Set("_journal_mode", "WAL")
 	}
@@ -303,20 +312,6 @@ func (s *Saver) write(ctx context.Context, op, thread string, fn func(q querier)
 	}
 	defer conn.Close()
 	return wrapErr(ctx, op, thread, inTx(ctx, conn, "BEGIN IMMEDIATE", func() error { return fn(conn) }))
-}
-
-// read runs fn in a read transaction on one connection, so that everything
-// fn reads comes from one snapshot of the database.
-func (s *Saver) read(ctx context.Context, op, thread string, fn func(q querier) error) error {
-	if err := ctx.Err(); err != nil {
-		return wrapErr(ctx, op, thread, err)
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return wrapErr(ctx, op, thread, err)
-	}
-	defer conn.Close()
-	return wrapErr(ctx, op, thread, inTx(ctx, conn, "BEGIN", func() error { return fn(conn) }))
 }
 
 // inTx runs fn between begin and COMMIT on conn, rolling back when fn fails

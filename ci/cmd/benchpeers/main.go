@@ -1,5 +1,5 @@
 // Command benchpeers measures checkpointkit's adapters side by side with
-// LangGraph.js's savers; ci/bench-peers drives it.
+// LangGraph.js's and LangGraph Python's savers; ci/bench-peers drives it.
 //
 // It has two subcommands:
 //
@@ -16,7 +16,9 @@
 // alike. Every figure is the median latency of its -iters calls, and
 // allocations per call come from runtime.MemStats around a separate loop.
 //
-// bridge/js/bench/peers.js prints the same JSON for LangGraph.js's savers.
+// bridge/js/bench/peers.js prints the same JSON for LangGraph.js's savers
+// (side "js"), bridge/python/bench/peers.py for LangGraph Python's (side
+// "py", or "py-async" for their async API).
 // report reads every *.json result under -in (one per saver, side and
 // round), takes the median of each figure over the rounds, prints a Markdown
 // comparison table and, with -doc, replaces the part of that file between

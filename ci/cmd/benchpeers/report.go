@@ -20,6 +20,13 @@ const (
 // saverOrder is the order of the table's rows.
 var saverOrder = []string{"memory", "sqlite", "postgres", "mongo", "mongo-pg"}
 
+// sideOrder is the order of each saver's rows: the Go adapter, then its
+// LangGraph.js counterpart, then LangGraph Python's, sync and async API.
+var sideOrder = []string{"go", "js", "py", "py-async"}
+
+// peerLabel names a peer side in the ratio rows.
+var peerLabel = map[string]string{"js": "LangGraph.js", "py": "LangGraph Python", "py-async": "LangGraph Python async"}
+
 func reportCmd(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	in := fs.String("in", "", "directory holding the *.json results of ci/bench-peers")
@@ -168,8 +175,8 @@ func roundRatio(a, b *summary, num, den func(result) float64) float64 {
 	return med(rs, func(r result) float64 { return r.PutMS })
 }
 
-// speedup formats a ratio of LangGraph.js's time over Go's, bold when it
-// reaches the 2x target.
+// speedup formats a ratio of a LangGraph saver's time over Go's, bold when
+// it reaches the 2x target.
 func speedup(r float64) string {
 	if r <= 0 {
 		return "—"
@@ -211,15 +218,18 @@ func render(sums map[string]*summary, note string) string {
 	b.WriteString("| saver | depths | put ms | get latest ms (by depth) | list(10) ms (by depth) | rounds |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
 	for _, name := range saverOrder {
-		g, j := sums["go/"+name], sums["js/"+name]
-		for _, s := range []*summary{g, j} {
-			if s == nil {
+		for _, side := range sideOrder {
+			if s := sums[side+"/"+name]; s != nil {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", s.Name, depthLabel(s.Depths),
+					figure(s.PutMS), pair(s.GetMS), pair(s.ListMS), s.rounds)
+			}
+		}
+		g := sums["go/"+name]
+		for _, side := range sideOrder[1:] {
+			j := sums[side+"/"+name]
+			if g == nil || j == nil || !slices.Equal(g.Depths, j.Depths) {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", s.Name, depthLabel(s.Depths),
-				figure(s.PutMS), pair(s.GetMS), pair(s.ListMS), s.rounds)
-		}
-		if g != nil && j != nil && slices.Equal(g.Depths, j.Depths) {
 			get := make([]string, len(g.Depths))
 			lst := make([]string, len(g.Depths))
 			for i := range g.Depths {
@@ -227,8 +237,8 @@ func render(sums map[string]*summary, note string) string {
 				lst[i] = speedup(roundRatio(j, g, func(r result) float64 { return at(r.ListMS, i) }, func(r result) float64 { return at(r.ListMS, i) }))
 			}
 			put := speedup(roundRatio(j, g, func(r result) float64 { return r.PutMS }, func(r result) float64 { return r.PutMS }))
-			fmt.Fprintf(&b, "| *LangGraph.js time / Go time* | | %s | %s | %s | |\n",
-				put, strings.Join(get, " / "), strings.Join(lst, " / "))
+			fmt.Fprintf(&b, "| *%s time / Go time* | | %s | %s | %s | |\n",
+				peerLabel[side], put, strings.Join(get, " / "), strings.Join(lst, " / "))
 		}
 	}
 
@@ -236,7 +246,7 @@ func render(sums map[string]*summary, note string) string {
 	b.WriteString("\nDepth ratios (time at the deepest history / time at depth 10; target at most 1.2):\n\n")
 	b.WriteString("| saver | depths | get latest | list(10) |\n| --- | --- | ---: | ---: |\n")
 	for _, name := range saverOrder {
-		for _, side := range []string{"go", "js"} {
+		for _, side := range sideOrder {
 			s := sums[side+"/"+name]
 			if s == nil || len(s.Depths) < 2 {
 				continue

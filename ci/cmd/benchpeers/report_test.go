@@ -66,3 +66,28 @@ func TestRatiosAreTakenWithinRounds(t *testing.T) {
 		}
 	}
 }
+
+func TestPythonSidesGetRowsAndRatios(t *testing.T) {
+	mk := func(side, name string, put float64) result {
+		return result{Side: side, Saver: "sqlite", Name: name, Depths: []int{10, 2000}, PutMS: put,
+			GetMS: []float64{put, put}, ListMS: []float64{put, put}, round: "1"}
+	}
+	table := render(combine([]result{
+		mk("go", "Go SQLite", 1), mk("js", "LangGraph.js SqliteSaver", 2),
+		mk("py", "LangGraph Python SqliteSaver", 4), mk("py-async", "LangGraph Python AsyncSqliteSaver", 1.5),
+	}), "")
+	for _, want := range []string{
+		"| LangGraph Python SqliteSaver | 10 / 2000 | 4.00 |",
+		"| *LangGraph.js time / Go time* | | **2.0×** |",
+		"| *LangGraph Python time / Go time* | | **4.0×** |",
+		"| *LangGraph Python async time / Go time* | | 1.50× (below 2) |",
+		"| LangGraph Python AsyncSqliteSaver | 10 / 2000 | 1.00 | 1.00 |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if i, j := strings.Index(table, "| Go SQLite |"), strings.Index(table, "| LangGraph Python SqliteSaver |"); i < 0 || j < i {
+		t.Errorf("Go row should come first:\n%s", table)
+	}
+}
