@@ -46,13 +46,21 @@
 //     "…|1", "…|2", each a lineage of its own. Its interrupts bubble up and
 //     resume. A subgraph compiled with CompileOptions.Stateful runs in the
 //     recast namespace (spec.RecastNamespace; "…|1" after it for a second
-//     call) and keeps its state across runs.
+//     call) and keeps its state across runs. A subgraph's node steers the
+//     calling graph by returning [ToParent] (LangGraph's
+//     Command(graph=Command.PARENT)): the calling task finishes with the
+//     Command's writes.
 //   - [Graph.GetState], [Graph.History], [Graph.UpdateState] and
 //     [Graph.BulkUpdateState] read and rewrite history, of the root or
-//     (with RunConfig.Namespace) of a subgraph; a copy superstep followed
-//     by update supersteps forks a checkpoint and updates the fork
-//     (LangGraph's copy-and-update). Invoke with RunConfig.CheckpointID
-//     replays from an older checkpoint through a "fork" checkpoint.
+//     (with RunConfig.Namespace) of a subgraph, added with AddSubgraph or
+//     called by a node added with [StateGraph.AddNodeCalling]; a copy
+//     superstep followed by update supersteps forks a checkpoint and
+//     updates the fork (LangGraph's copy-and-update). Invoke with
+//     RunConfig.CheckpointID replays from an older checkpoint through a
+//     "fork" checkpoint. A run or update addressed by checkpoint ID also
+//     reads the latest checkpoint, to tell whether the thread has moved
+//     past the one addressed: an update then stores no writes on it, and a
+//     run continuing from an update or fork checkpoint forks it.
 //   - Durability: [DurabilitySync], [DurabilityAsync] (background saver
 //     calls: chained Puts, concurrent PutWrites) and [DurabilityExit] (one
 //     Put at the end of each invocation).
@@ -64,114 +72,170 @@
 // JSON and replays it against another saver; package refengine/enginetest
 // holds ready-made scenarios built on all of this, which the conformance
 // suite runs against every adapter, and the golden traces it replays: the
-// saver traffic LangGraph.js itself produced on the same scenarios (as the
-// contract reads it), and refengine's own traffic for the two scenarios
-// that have no LangGraph.js counterpart.
+// saver traffic LangGraph Python itself produced on the same scenarios (as
+// the contract reads it), LangGraph.js's where only LangGraph.js has a
+// scenario, and refengine's own traffic where neither has (today every
+// deterministic scenario has a LangGraph Python trace).
 //
 // Deliberate differences from LangGraph, none of which changes what a
 // saver must support: Invoke rejects a non-empty RunConfig.Namespace
 // (LangGraph silently runs the root in "" instead); a node that swallows the
-// error of Interrupt fails instead of finishing as if it had not asked; a
-// Command's resume write is placed after its update writes (so a re-sent
-// null-task batch keeps its write indices instead of storing an update
-// twice); GetState does not count a task's saved "__resume__" list as a
-// result (LangGraph drops such a task from Next); nested loops attach their
-// saved writes on the first tick unless RunConfig.NestedReplayQuirk asks
-// for LangGraph's behaviour (finished siblings of an interrupted subgraph
-// task run again); node update keys are applied in sorted order, static
-// edges in sorted target order; GetState, History and UpdateState address
-// (through RunConfig.Namespace, and GetState's Subgraphs option reads) only
-// subgraphs added with AddSubgraph, while LangGraph also finds a compiled
-// graph that a node function refers to by inspecting the function.
+// error of Interrupt fails instead of finishing as if it had not asked;
+// GetState does not count a task's saved "__resume__" list as a result
+// (LangGraph drops such a task from Next); nested loops attach their saved
+// writes on the first tick unless RunConfig.NestedReplayQuirk asks for
+// LangGraph's behaviour (finished siblings of an interrupted subgraph task
+// run again); node update keys are applied in sorted order, static edges
+// in sorted target order; the state APIs find a subgraph that a node
+// function calls only when the node names it (AddNodeCalling), where
+// LangGraph inspects the function.
 //
 // State values follow the plain-value model of spec.Normalize (nil, bool,
 // int64, float64, string, []byte, []any, map[string]any). Sends are stored as
 // {"node", "arg"} maps, interrupts as lists of {"value", "id"} maps and
 // errors as their message. What refengine leaves out, because savers see
-// nothing new in it: the functional API, node caches and retry policies,
-// delta channels, deferred nodes, stream modes, Command(graph=PARENT), and
-// time travel addressed through a subgraph snapshot's checkpoint map.
-// Stateful subgraphs and the parent-replay lookup are included.
+// nothing new in it: the functional API, node caches and retry policies
+// (LangGraph saves a cache hit's writes and a retried task's last attempt
+// as a task's writes, which is what running the node saves), delta
+// channels, deferred nodes, stream modes, and time travel addressed through
+// a subgraph snapshot's checkpoint map. Stateful subgraphs and the
+// parent-replay lookup are included.
+//
+// # Checked against LangGraph Python
+//
+// LangGraph Python is the reference runtime. TestAgainstLangGraphPython
+// (package refengine/enginetest) runs 56 scenarios on refengine and on
+// LangGraph Python 1.2.24 (langgraph-checkpoint 4.3.2, its InMemorySaver
+// recorded by bridge/python/checkpointkit_bridge/recorder.py; the graphs
+// are in bridge/python/scenarios) and compares their saver traffic in the
+// canonical form of trace.Canonical; every scenario agrees. To re-run the
+// check, create the pinned virtualenv (source ci/lib/backends.bash;
+// ck_install_lgpy) and run
+//
+//	go test ./refengine/enginetest -run 'TestAgainstLangGraphPython|TestLangGraphPythonGoldenTraces'
+//
+// (CHECKPOINTKIT_PYTHON names another interpreter by absolute path; the
+// test skips without one, and fails when CI is set). With -update,
+// TestLangGraphPythonGoldenTraces rewrites the Python golden traces that
+// the conformance suite replays (enginetest.GoldenTraces).
+//
+// The comparison leaves out what no engine can match and undoes one
+// difference: scenarios with concurrent tasks or background Puts (async
+// durability) compare their calls as multisets, ordered by namespace; the
+// writes of one PutWrites are compared by channel (refengine sorts a
+// node's update keys); a failed task's __error__ value, which LangGraph's
+// serde stores as the exception's repr (ValueError('boom'),
+// langgraph/pregel/_runner.py:591), is compared by its message, which
+// refengine stores. Retry policies and node caches have no refengine
+// counterpart: their scenarios retry inside the node or run it again,
+// which saves what LangGraph saves (only the attempt that counted,
+// langgraph/pregel/_retry.py:593; a cache hit's writes saved as the task's
+// own, _loop.py:1784).
+//
+// What checking against 1.2.24 changed in refengine, with the Python
+// source (site-packages/langgraph/...):
+//
+//   - Interrupt IDs: a task's interrupt after n answered ones has the ID
+//     XXH3(ns + "|" + n), the first XXH3(ns) (types.py:583); a resume map
+//     answers a task's next interrupt by that ID, or by the first ID as
+//     older versions saved it (pregel/_algo.py:1325). A re-answered
+//     interrupt saves the answers up to it (types.py:1037).
+//   - Explicit checkpoints: a run addressed by ID reads the latest
+//     checkpoint after the one addressed (pregel/_loop.py:1857,
+//     pregel/_checkpoint.py:174); when the thread has moved past it, the
+//     run replays finished tasks (_loop.py:990) and forks even from an
+//     update or fork checkpoint (_loop.py:1003-1010).
+//   - UpdateState addressed by ID reads the latest checkpoint too and stores
+//     the update's writes on the updated checkpoint only when it is the
+//     latest (pregel/main.py:4327); the writes carry the task path
+//     "~__interrupt__, <i>" (main.py:2025, 4295), and an update without a
+//     task to reuse takes the ID uuid5(checkpoint, "__interrupt__[:i]")
+//     (main.py:4379).
+//   - UpdateState as InputTask saves the input write on the updated
+//     checkpoint (under uuid5(its ID, "__input__"), on the same terms as a
+//     node's update) before putting the input checkpoint; a fresh thread
+//     gets the checkpoint only (pregel/main.py:1803-1830, 4325).
+//   - A Command (update, goto) sent to an older checkpoint: the fork
+//     carries its writes, none is stored on the checkpoint addressed
+//     (pregel/_loop.py:1085-1088).
+//   - Command(graph=PARENT) ([ToParent], pregel/_retry.py:638) and the
+//     state APIs on subgraphs that node functions call (AddNodeCalling,
+//     main.py:886, 1154).
 //
 // # Differences from LangGraph.js
 //
-// TestAgainstLangGraphJS (package refengine/enginetest) runs scenarios on
-// refengine and on LangGraph.js 1.7.3 (with its own
+// TestAgainstLangGraphJS (package refengine/enginetest) runs 29 scenarios
+// on refengine and on LangGraph.js 1.7.3 (with its own
 // @langchain/langgraph-checkpoint 1.2.2 MemorySaver, recorded by
 // bridge/js/recorder.js) and compares their saver traffic in the canonical
-// form of trace.Canonical. refengine follows Python's LangGraph, as
-// described in pregel-semantics.md; where LangGraph.js differs from Python,
-// refengine keeps Python's behaviour and the test undoes the difference
-// before comparing:
+// form of trace.Canonical. Where LangGraph.js differs from LangGraph
+// Python, refengine keeps Python's behaviour and the test undoes the
+// difference before comparing (or, for command_goto and fanout_fanin,
+// checks that the traces agree up to the documented divergence); the
+// LangGraph.js golden traces name these behaviours in their Notes
+// ("LangGraph.js: ..."). Sources are cited from LangGraph.js's dist/
+// folder and LangGraph Python's site-packages/langgraph/:
 //
-//   - Channels stored in a checkpoint: LangGraph.js stores every channel
-//     that is available, versioned or not, so a reducer key's default
-//     ("log": [] before anything was written) and an empty
-//     "__pregel_tasks" topic appear in every checkpoint; Python stores only
-//     channels that have an entry in channel_versions (§1.2).
-//   - updated_channels: LangGraph.js leaves it unset in every checkpoint;
-//     Python stores the sorted set of channels updated by the step (§1.1,
-//     §2.6 item 10, §2.7).
-//   - Versions: LangGraph.js's channel versions are integers, Python's
-//     in-memory saver mints "<counter>.<random>" strings (§1.3); the
-//     canonical form compares their order only.
-//   - Task IDs: LangGraph.js derives them with its own hash, Python with
-//     xxh3 over the task's identity (§3.1); the canonical form names a task
-//     by its namespace, step and task path.
-//   - Interrupt IDs: LangGraph.js gives the n-th interrupt of a task
-//     (n > 0) the ID XXH3(ns + "|" + n); Python, and refengine, give every
-//     interrupt of a task XXH3(ns) (§3.3), so a node that interrupts twice
-//     stores the same ID twice.
-//   - Explicit checkpoints: when a run or an update addresses a checkpoint
-//     by ID, LangGraph.js also reads the thread's latest checkpoint; Python
-//     reads only the one addressed (§6.2 item 1, §6.3 item 1).
-//   - UpdateState as a node: Python puts the update's writes against the
-//     updated checkpoint, as that node's task writes, before the update
-//     checkpoint (§6.2 item 3); LangGraph.js puts only the checkpoint when
-//     the updated checkpoint is not the thread's latest, and otherwise
-//     gives the writes the task path "~__interrupt__, <index>" where
-//     Python gives none.
+//   - Channels stored in a checkpoint: LangGraph.js stores every available
+//     channel, versioned or not (a reducer key's default "log": [], an
+//     empty "__pregel_tasks"; channels/base.js:166); Python only channels
+//     with a version (pregel/_checkpoint.py:268).
+//   - updated_channels: LangGraph.js never sets it; Python stores the
+//     channels the step updated (pregel/_checkpoint.py:268).
+//   - Versions: LangGraph.js's are integers
+//     (langgraph-checkpoint/dist/base.js:121), Python's InMemorySaver
+//     mints "<counter>.<random>" (checkpoint/memory/__init__.py:622); the
+//     canonical form compares counters.
+//   - Task IDs: each runtime hashes a task's identity its own way; the
+//     canonical form names a task by namespace, step and task path.
 //   - A Command without resume (goto, update) on a thread: Python treats
 //     any Command as resuming, so its writes go under the null task ID and
-//     no input checkpoint is put (§2.3 items 2 and 4); LangGraph.js puts
-//     an input checkpoint after them.
-//   - Continuing from an update checkpoint that is not the thread's
-//     latest: LangGraph.js puts a fork checkpoint first; Python never forks
-//     from an update or fork checkpoint (§2.3 item 4, §6.2, "Continuing
-//     after an update").
+//     no input checkpoint is put (pregel/_loop.py:941-956, 1114);
+//     LangGraph.js puts an input checkpoint after them
+//     (pregel/loop.js:906-908).
 //   - Resuming a subgraph: LangGraph.js copies the parent task's resume
-//     value into every subgraph the task runs, as a null-task __resume__
-//     write in the subgraph's namespace; Python writes nothing there, the
-//     subgraph's interrupt takes the value from the parent task's
-//     scratchpad (§2.9 item 3, §5.4).
-//   - A resume map (Command.ResumeMap): Python writes nothing for it, the
-//     map travels with the run (§2.3 item 2); LangGraph.js saves a
-//     __resume__ write for each resumed interrupt, filed under the
-//     interrupt's ID as if it were a task ID.
+//     value into every nested loop as a null-task __resume__ write in the
+//     subgraph's namespace (pregel/loop.js:888-889); Python writes nothing
+//     there, the subgraph's interrupt finds the value through the parent
+//     task's scratchpad (pregel/_algo.py:1338).
+//   - A resume map: Python writes nothing for it, the map travels with the
+//     run (pregel/_loop.py:1080); LangGraph.js saves a __resume__ write per
+//     resumed interrupt, filed under the interrupt's ID as if it were a
+//     task ID (pregel/io.js:48).
 //   - A plain Command(resume) while two interrupts are pending: Python
-//     refuses it before any write (§2.3 item 2), and so does refengine
-//     (ErrMultipleInterrupts); LangGraph.js accepts it.
+//     refuses it before any write (pregel/_loop.py:1067-1075), and so does
+//     refengine (ErrMultipleInterrupts); LangGraph.js refuses it only in
+//     strict resume mode (pregel/loop.js:1221).
 //   - Versions within a step: Python mints one version per application of
-//     writes and gives it to every consumed and updated channel (§1.3,
-//     §2.6 items 4-5); LangGraph.js gives consumed trigger channels (a join
-//     barrier) one version and the updated channels the next.
+//     writes and gives it to every consumed and updated channel
+//     (pregel/_algo.py:276); LangGraph.js gives consumed trigger channels (a
+//     join barrier) one version and the updated channels the next
+//     (pregel/algo.js:131).
 //   - Conditional edges: the branch:to:X write carries None in Python
-//     (§4.8), the source node's name in LangGraph.js.
-//   - Errors: a failed task's __error__ write holds the exception as the
-//     serde stores it (§2.10); LangGraph.js stores {"message", "name"},
+//     (graph/state.py:1590), the source node's name in LangGraph.js
+//     (graph/state.js:697).
+//   - Errors: a failed task's __error__ write holds the exception, which
+//     Python's serde stores as its repr (pregel/_runner.py:591);
+//     LangGraph.js stores {"message", "name"} (pregel/runner.js:202),
 //     refengine the message.
-//   - A failing task's running siblings: both engines cancel them, but
-//     LangGraph.js checks its abort signal after the sibling's node
-//     returned, so a sibling that finishes saves an __error__ ("This
-//     operation was aborted") together with its writes; Python saves a
-//     finished sibling's writes as they are (sync threads cannot be
-//     stopped; an async task commits an error only when cancelled while
-//     running, §2.5) and restores them on retry (§2.10), and so does
-//     refengine. The retry is the same: regular writes are restored even
-//     next to an error.
-//   - With async durability (§7) the order of a background Put relative to
-//     the next step's writes, and the order in which concurrent tasks
-//     commit (§2.5), are up to the scheduler in both engines; such
-//     scenarios are compared as multisets of calls, and pending writes
-//     read back are compared by task.
+//   - A failing task's running siblings: LangGraph.js checks its abort
+//     signal after a sibling's node returned (pregel/retry.js:43), so a
+//     sibling that finishes saves an __error__ ("This operation was
+//     aborted") together with its writes; Python saves a finished
+//     sibling's writes as they are and restores them on retry, and so does
+//     refengine.
+//   - With async durability the order of a background Put relative to the
+//     next step's writes, and the order in which concurrent tasks commit,
+//     are up to the scheduler in every engine; such scenarios are compared
+//     as multisets of calls, and pending writes read back by task.
+//
+// LangGraph Python 1.2.24 agrees with LangGraph.js where older Python
+// releases (and pregel-semantics.md) did not, and refengine follows: later
+// interrupt IDs of a task (types.py:583, interrupt.js:96); the read of the
+// latest checkpoint after one addressed by ID (pregel/_checkpoint.py:174);
+// no update writes on a checkpoint the thread moved past, and the
+// "~__interrupt__, <i>" task path of update writes (pregel/main.py:4327,
+// 4295); a fork when continuing from an update checkpoint the thread moved
+// past (pregel/_loop.py:1003-1010, pregel/loop.js:902); the resume write
+// of a Command after its update (pregel/_loop.py:490-496).
 package refengine

@@ -88,6 +88,7 @@ type node struct {
 	fn       NodeFunc
 	cmd      CommandFunc
 	sub      *Graph
+	calls    []*Graph // subgraphs fn calls (AddNodeCalling), for the state APIs
 	start    bool
 	triggers []string // sorted
 	edges    []string // static targets (not End), sorted
@@ -147,6 +148,38 @@ func (g *StateGraph) AddNode(name string, fn NodeFunc) *StateGraph {
 		return g.fail("node %q has a nil function", name)
 	}
 	return g.addNode(&node{name: name, fn: fn})
+}
+
+// AddNodeCalling adds a node running fn, which calls the compiled graphs
+// subs with Graph.InvokeFromNode, in that order (the first call's
+// namespace is "name:taskID", the second "name:taskID|1", and so on).
+// Naming them lets GetState (with StateOptions.Subgraphs), History,
+// UpdateState and BulkUpdateState address their checkpoints through
+// RunConfig.Namespace, as LangGraph finds the compiled graphs a node
+// function refers to (Pregel.get_subgraphs, langgraph/pregel/main.py:1154).
+// Running the node does not depend on them.
+func (g *StateGraph) AddNodeCalling(name string, fn NodeFunc, subs ...*Graph) *StateGraph {
+	if fn == nil {
+		return g.fail("node %q has a nil function", name)
+	}
+	for _, sub := range subs {
+		if sub == nil {
+			return g.fail("node %q calls a nil subgraph", name)
+		}
+	}
+	return g.addNode(&node{name: name, fn: fn, calls: slices.Clone(subs)})
+}
+
+// stateGraph returns the graph whose checkpoints live in the namespace of
+// n's task: the subgraph it runs, or the first one its function calls.
+func (n *node) stateGraph() *Graph {
+	if n.sub != nil {
+		return n.sub
+	}
+	if len(n.calls) > 0 {
+		return n.calls[0]
+	}
+	return nil
 }
 
 // CommandFunc is a node that steers the graph with the [Command] it

@@ -16,8 +16,10 @@ import (
 type PendingInterrupt struct {
 	// Value is what the node passed to Interrupt.
 	Value any
-	// ID is the xxh3-128 hex digest of the raising task's namespace, as in
-	// LangGraph; Command.ResumeMap is keyed by it.
+	// ID is the xxh3-128 hex digest of the raising task's namespace (with
+	// "|<n>" appended when the task's first n interrupts were answered), as
+	// in LangGraph Python (langgraph/types.py:583); Command.ResumeMap is
+	// keyed by it.
 	ID string
 }
 
@@ -120,7 +122,7 @@ func Interrupt(ctx context.Context, value any) (any, error) {
 	idx := sp.counter
 	sp.counter++
 	if idx < len(sp.resume) {
-		sp.emitted = append(sp.emitted, spec.Write{Channel: spec.ResumeChannel, Value: slices.Clone(sp.resume)})
+		sp.emitted = append(sp.emitted, spec.Write{Channel: spec.ResumeChannel, Value: slices.Clone(sp.resume[:idx+1])})
 		return sp.resume[idx], nil
 	}
 	if v, ok := sp.nullResume(); ok {
@@ -129,5 +131,5 @@ func Interrupt(ctx context.Context, value any) (any, error) {
 		return v, nil
 	}
 	sp.raised = true
-	return nil, &graphInterrupt{interrupts: []PendingInterrupt{{Value: value, ID: ids.Interrupt(sp.task.ns)}}}
+	return nil, &graphInterrupt{interrupts: []PendingInterrupt{{Value: value, ID: ids.InterruptAt(sp.task.ns, len(sp.resume))}}}
 }

@@ -81,7 +81,10 @@ type loop struct {
 	lastMeta       spec.Metadata
 	step, stop     int
 	isReplaying    bool
-	tasks          []*task
+	// superseded reports that the checkpoint the run addressed by ID is
+	// not the thread's latest.
+	superseded bool
+	tasks      []*task
 }
 
 func newLoop(g *Graph, saver spec.Saver, ns string, opts runOpts) *loop {
@@ -168,6 +171,15 @@ func (l *loop) load(ctx context.Context) error {
 	l.pending = slices.Clone(tup.PendingWrites)
 	l.chans = l.g.loadChannels(&l.cp)
 	l.isReplaying = l.loadID != "" || (l.nested && l.opts.nestedQuirk)
+	if l.loadID != "" {
+		// An explicit checkpoint: has the thread moved past it?
+		// (langgraph/pregel/_loop.py:1857)
+		latest, err := notSuperseded(ctx, l.saver, l.config(""), tup)
+		if err != nil {
+			return err
+		}
+		l.superseded = !latest
+	}
 	return nil
 }
 
@@ -233,7 +245,11 @@ func (l *loop) tick(ctx context.Context) (bool, error) {
 	}
 	l.mu.Unlock()
 	for _, t := range tasks {
-		if v, ok := l.opts.resumeMap[ids.Interrupt(t.ns)]; ok {
+		// The answer to the task's next interrupt, or (IDs of older
+		// LangGraph versions) to its first (langgraph/pregel/_algo.py:1325).
+		if v, ok := l.opts.resumeMap[ids.InterruptAt(t.ns, len(t.resume))]; ok {
+			t.resume = append(t.resume, v)
+		} else if v, ok := l.opts.resumeMap[ids.Interrupt(t.ns)]; ok {
 			t.resume = append(t.resume, v)
 		}
 	}

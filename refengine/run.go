@@ -178,10 +178,20 @@ func (l *loop) first(ctx context.Context, input any) error {
 	}
 	flagTrue := l.opts.resuming != nil && *l.opts.resuming
 	timeTravel := l.isReplaying && !(hasResume || flagTrue)
+	if !l.nested {
+		// Finished tasks run again on time travel, or on a resume addressed
+		// at a checkpoint the thread has moved past (_loop.py:990).
+		l.isReplaying = timeTravel || l.superseded
+	}
+	// A time-travelling run forks the checkpoint it addressed, unless that
+	// is an update or fork checkpoint nothing has continued from
+	// (_loop.py:1003).
+	forks := resuming && timeTravel && (l.superseded || (l.loadedSource != "update" && l.loadedSource != "fork"))
 
 	if timeTravel {
 		l.dropPending(spec.ResumeChannel)
 	}
+	var carried []spec.Write
 	if isCmd {
 		if l.checkpointID == "" {
 			return fmt.Errorf("%w: thread %q has no checkpoint to apply a Command to", ErrEmptyInput, l.opts.thread)
@@ -193,7 +203,14 @@ func (l *loop) first(ctx context.Context, input any) error {
 		if len(writes) == 0 && cmd.ResumeMap == nil {
 			return fmt.Errorf("%w: command has nothing to do", ErrEmptyInput)
 		}
-		l.putWrites(ctx, spec.NullTaskID, writes, "")
+		if forks {
+			// The fork carries the Command's writes: none is stored on the
+			// checkpoint addressed, whose other children would replay it
+			// (_loop.py:1085-1088).
+			carried = writes
+		} else {
+			l.putWrites(ctx, spec.NullTaskID, writes, "")
+		}
 	}
 	var null []spec.Write
 	l.mu.Lock()
@@ -203,6 +220,7 @@ func (l *loop) first(ctx context.Context, input any) error {
 		}
 	}
 	l.mu.Unlock()
+	null = append(null, carried...)
 	if len(null) > 0 {
 		if _, err := l.g.applyWrites(&l.cp, l.chans, []appliedWrites{{name: InputTask, writes: null}}, l.nextVersion); err != nil {
 			return err
@@ -212,7 +230,7 @@ func (l *loop) first(ctx context.Context, input any) error {
 	switch {
 	case resuming:
 		l.cp.VersionsSeen[spec.InterruptChannel] = maps.Clone(l.cp.ChannelVersions)
-		if timeTravel && l.loadedSource != "update" && l.loadedSource != "fork" {
+		if forks {
 			l.dropPending(spec.InterruptChannel)
 			if _, err := l.putCheckpoint(ctx, "fork", nil); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -69,12 +70,18 @@ type HistoryOptions struct {
 // the node names of the recast namespace.
 func (g *Graph) graphAt(ns string) (*Graph, error) {
 	cur := g
+	var last *node
 	for _, name := range spec.SplitNamespace(spec.RecastNamespace(ns)) {
+		// A numeric level is the k-th subgraph call of the task above.
+		if k, err := strconv.Atoi(name); err == nil && last != nil && k > 0 && k < len(last.calls) {
+			cur = last.calls[k]
+			continue
+		}
 		n := cur.byName[name]
-		if n == nil || n.sub == nil {
+		if n == nil || n.stateGraph() == nil {
 			return nil, fmt.Errorf("refengine: %w: namespace %q: no subgraph %q", spec.ErrInvalidConfig, ns, name)
 		}
-		cur = n.sub
+		last, cur = n, n.stateGraph()
 	}
 	return cur, nil
 }
@@ -114,7 +121,7 @@ func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, sub
 		}
 		n := g.byName[t.Name]
 		sc := spec.Config{ThreadID: cfg.ThreadID, Namespace: t.Namespace}
-		if t.State, err = n.sub.snapshot(ctx, s, sc, true); err != nil {
+		if t.State, err = n.stateGraph().snapshot(ctx, s, sc, true); err != nil {
 			return nil, err
 		}
 	}
@@ -168,9 +175,9 @@ func (g *Graph) snapshotOf(tup *spec.Tuple, applyPending bool) (*Snapshot, error
 		CreatedAt: tup.Checkpoint.TS, ParentConfig: tup.Parent}
 	for _, t := range tasks {
 		st := SnapshotTask{ID: t.id, Name: t.node.name, Path: t.path}
-		if t.node.sub != nil {
+		if sub := t.node.stateGraph(); sub != nil {
 			st.Namespace = t.ns
-			if t.node.sub.stateful {
+			if sub.stateful {
 				st.Namespace = spec.RecastNamespace(t.ns)
 			}
 		}

@@ -17,6 +17,17 @@ import (
 func (l *loop) execute(ctx context.Context, t *task) error {
 	sp := &scratchpad{loop: l, task: t, parent: l.parentSP, resume: t.resume}
 	writes, err := l.runTask(context.WithValue(ctx, scratchKey{}, sp), t, sp)
+	var pc *ParentCommand
+	if errors.As(err, &pc) {
+		if pc, ok := l.parentCommand(err); ok {
+			// The subgraph this task ran steered this graph: its Command
+			// is the task's result.
+			cmd := pc.Command
+			writes, err = l.g.nodeWrites(ctx, t.node, l.chans, cmd.Update, Route{Nodes: cmd.Goto, Sends: cmd.Sends})
+		} else {
+			return err // raised here: nothing is saved, the parent handles it
+		}
+	}
 	sp.mu.Lock()
 	emitted := slices.Clone(sp.emitted)
 	sp.mu.Unlock()

@@ -16,7 +16,9 @@ import (
 // stores the result as a new checkpoint with source "update" whose parent is
 // that checkpoint; updating an older checkpoint therefore starts a branch.
 // The writes are also saved as pending writes of the updated checkpoint
-// under the ID of the task asNode would have run as. An empty asNode means
+// under the ID of the task asNode would have run as, unless cfg addresses
+// a checkpoint the thread has moved past (found out by reading the latest
+// checkpoint, as LangGraph Python does). An empty asNode means
 // the node that ran last; [CopyNode] forks the checkpoint unchanged (source
 // "fork", values must be nil; see BulkUpdateState to update the copy);
 // [InputTask] applies values as new graph input (source "input"); [End]
@@ -61,8 +63,8 @@ func (g *Graph) BulkUpdateState(ctx context.Context, cfg RunConfig, supersteps .
 		}
 	}
 	var out spec.Config
-	for _, ups := range supersteps {
-		if out, err = sub.updateSuperstep(ctx, g.saver, opts, cfg, ups); err != nil {
+	for i, ups := range supersteps {
+		if out, err = sub.updateSuperstep(ctx, g.saver, opts, cfg, ups, i == 0); err != nil {
 			return spec.Config{}, err
 		}
 		cfg.CheckpointID = out.CheckpointID
@@ -92,7 +94,8 @@ func checkSuperstep(ups []StateUpdate) error {
 
 // updateSuperstep applies one superstep of updates to the checkpoint cfg
 // names (LangGraph's perform_superstep); g is the graph of cfg.Namespace.
-func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runOpts, cfg RunConfig, ups []StateUpdate) (spec.Config, error) {
+// first marks the first superstep of a bulk update.
+func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runOpts, cfg RunConfig, ups []StateUpdate, first bool) (spec.Config, error) {
 	loc := spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID}
 	saved, err := saver.GetTuple(ctx, loc)
 	switch {
@@ -130,9 +133,26 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 			}
 		}
 	}
+	// The writes go on the updated checkpoint, unless the thread has moved
+	// past it (its other children would read them): a first superstep
+	// addressed by ID reads the latest checkpoint to tell
+	// (langgraph/pregel/main.py:4327, _checkpoint.py:174).
+	storeWrites := func() (bool, error) {
+		if saved == nil {
+			return false, nil
+		}
+		if first && cfg.CheckpointID != "" {
+			return notSuperseded(ctx, saver, loc, saved)
+		}
+		return true, nil
+	}
 	switch asNode {
 	case InputTask:
-		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values)
+		store, err := storeWrites()
+		if err != nil {
+			return spec.Config{}, err
+		}
+		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values, store)
 	case End:
 		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, cfg.CheckpointID != "", values)
 	case "":
@@ -154,9 +174,13 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		}
 		aw = append(aw, appliedWrites{name: u.AsNode, triggers: []string{spec.InterruptChannel}, writes: writes})
 	}
+	store, err := storeWrites()
+	if err != nil {
+		return spec.Config{}, err
+	}
 	used := map[*task]bool{}
-	for _, a := range aw {
-		if saved == nil || len(a.writes) == 0 {
+	for i, a := range aw {
+		if !store || len(a.writes) == 0 {
 			continue
 		}
 		taskID := ""
@@ -167,11 +191,19 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 			}
 		}
 		if taskID == "" {
-			if taskID, err = ids.UUID5(saved.Config.CheckpointID, spec.InterruptChannel); err != nil {
+			// The i-th update without a task to reuse
+			// (langgraph/pregel/main.py:4379).
+			name := spec.InterruptChannel
+			if i > 0 {
+				name = fmt.Sprintf("%s:%d", spec.InterruptChannel, i)
+			}
+			if taskID, err = ids.UUID5(saved.Config.CheckpointID, name); err != nil {
 				return spec.Config{}, err
 			}
 		}
-		if err := saver.PutWrites(ctx, saved.Config, a.writes, taskID, ""); err != nil {
+		// The update task's path, (__interrupt__, i) (main.py:2025, 4295).
+		path := fmt.Sprintf("~%s, %010d", spec.InterruptChannel, i)
+		if err := saver.PutWrites(ctx, saved.Config, a.writes, taskID, path); err != nil {
 			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 		}
 	}
@@ -234,24 +266,30 @@ func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Chec
 }
 
 // updateAsInput applies values as graph input on top of saved (UpdateState
-// with InputTask): an "input" checkpoint, then the input write saved
-// against it under a task ID derived from the previous checkpoint's ID.
-func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, values Update) (spec.Config, error) {
+// with InputTask, langgraph/pregel/main.py:1803): the input write saved
+// against saved (when store) under the task ID uuid5(saved's ID,
+// "__input__"), then an "input" checkpoint.
+func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, values Update, store bool) (spec.Config, error) {
 	in, err := spec.Normalize(map[string]any(values))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
 	writes := []spec.Write{{Channel: Start, Value: in}}
+	if store {
+		taskID, err := ids.UUID5(saved.Config.CheckpointID, InputTask)
+		if err != nil {
+			return spec.Config{}, err
+		}
+		if err := l.saver.PutWrites(ctx, saved.Config, writes, taskID, ""); err != nil {
+			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
+		}
+	}
 	if _, err := l.g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: writes}}, l.nextVersion); err != nil {
 		return spec.Config{}, err
 	}
 	next, parentCfg := -1, l.config("")
 	if saved != nil {
 		next, parentCfg = step+1, saved.Config
-	}
-	taskID, err := ids.UUID5(cp.ID, InputTask)
-	if err != nil {
-		return spec.Config{}, err
 	}
 	out, err := newCheckpoint(cp, chans, l.opts.newID(next), nil)
 	if err != nil {
@@ -262,8 +300,20 @@ func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Ch
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 	}
-	if err := l.saver.PutWrites(ctx, cfg, writes, taskID, ""); err != nil {
-		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
-	}
 	return cfg, nil
+}
+
+// notSuperseded reads the latest checkpoint of loc's thread and namespace
+// and reports whether it is saved, the checkpoint loc addressed (LangGraph's
+// checkpoint_superseded, negated; langgraph/pregel/_checkpoint.py:174).
+func notSuperseded(ctx context.Context, saver spec.Saver, loc spec.Config, saved *spec.Tuple) (bool, error) {
+	loc.CheckpointID = ""
+	latest, err := saver.GetTuple(ctx, loc)
+	switch {
+	case errors.Is(err, spec.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("refengine: read the latest checkpoint: %w", err)
+	}
+	return latest.Checkpoint.ID == saved.Checkpoint.ID, nil
 }

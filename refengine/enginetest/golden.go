@@ -14,32 +14,44 @@ import (
 // The golden traces in testdata/ record the saver traffic of the
 // deterministic scenarios, run on the in-memory adapter with
 // trace.SequentialIDs and sequential versions; those in
-// testdata/langgraphjs/ record LangGraph.js's traffic on the scenarios
-// written for it (see golden_lgjs.go). They are embedded here, in a
+// testdata/langgraphpy/ record LangGraph Python's traffic on the scenarios
+// written for it (see golden_lgpy.go), and those in testdata/langgraphjs/
+// LangGraph.js's (see golden_lgjs.go). They are embedded here, in a
 // package only tests import, so that the conformance suite can replay them
 // against any adapter (see trace.Replay) without every binary that imports
-// refengine carrying them; TestGoldenTraces and TestLangGraphJSGoldenTraces
-// keep them current (go test ./refengine/enginetest -run
-// 'TestGoldenTraces|TestLangGraphJSGoldenTraces' -update).
+// refengine carrying them; TestGoldenTraces,
+// TestLangGraphPythonGoldenTraces and TestLangGraphJSGoldenTraces keep
+// them current (go test ./refengine/enginetest -run
+// 'TestGoldenTraces|TestLangGraph' -update).
 //
 //go:embed testdata/*.json
 var goldenFS embed.FS
 
 // GoldenTrace is one embedded golden trace.
 type GoldenTrace struct {
-	// Name is the scenario's name, prefixed with LangGraphJSPrefix for a
-	// trace recorded from LangGraph.js.
+	// Name is the scenario's name, prefixed with LangGraphPythonPrefix or
+	// LangGraphJSPrefix for a trace recorded from LangGraph Python or
+	// LangGraph.js.
 	Name string
 	// Calls are the recorded saver calls, in order.
 	Calls []trace.Call
+	// Notes name the behaviours of the trace that only its runtime has,
+	// each starting with the runtime's name ("LangGraph.js: ..."): where a
+	// LangGraph.js trace departs from LangGraph Python's traffic on the
+	// same scenario (see refengine's package docs).
+	Notes []string
 }
 
 // GoldenTraces returns the golden traces the conformance suite replays,
-// sorted by name: LangGraph.js's traffic for every scenario written for
-// LangGraph.js, and refengine's for the deterministic scenarios that have
-// no LangGraph.js counterpart.
+// sorted by name: LangGraph Python's traffic for every scenario written
+// for it, LangGraph.js's for the scenarios written only for LangGraph.js,
+// and refengine's for the deterministic scenarios that have neither.
 func GoldenTraces() ([]GoldenTrace, error) {
-	lg, err := langGraphJSTraces()
+	py, err := langGraphPythonTraces()
+	if err != nil {
+		return nil, err
+	}
+	js, err := LangGraphJSGoldenTraces()
 	if err != nil {
 		return nil, err
 	}
@@ -48,10 +60,16 @@ func GoldenTraces() ([]GoldenTrace, error) {
 		return nil, err
 	}
 	covered := map[string]bool{}
-	for _, t := range lg {
-		covered[strings.TrimPrefix(t.Name, LangGraphJSPrefix)] = true
+	out := py
+	for _, t := range py {
+		covered[strings.TrimPrefix(t.Name, LangGraphPythonPrefix)] = true
 	}
-	out := lg
+	for _, t := range js {
+		if name := strings.TrimPrefix(t.Name, LangGraphJSPrefix); !covered[name] {
+			covered[name] = true
+			out = append(out, t)
+		}
+	}
 	for _, t := range ref {
 		if !covered[t.Name] {
 			out = append(out, t)

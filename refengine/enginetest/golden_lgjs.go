@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
-	"io/fs"
 	"maps"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,31 +40,15 @@ var lgjsFS embed.FS
 // LangGraph.js.
 const LangGraphJSPrefix = "langgraphjs/"
 
-// langGraphJSTraces returns the embedded LangGraph.js traces, concrete,
-// sorted by name.
-func langGraphJSTraces() ([]GoldenTrace, error) {
-	names, err := fs.Glob(lgjsFS, "testdata/langgraphjs/*.json")
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
-	out := make([]GoldenTrace, 0, len(names))
-	for _, n := range names {
-		data, err := lgjsFS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		canon, err := trace.Unmarshal(data)
-		if err != nil {
-			return nil, fmt.Errorf("golden trace %s: %w", n, err)
-		}
-		calls, err := Concretize(canon)
-		if err != nil {
-			return nil, fmt.Errorf("golden trace %s: %w", n, err)
-		}
-		out = append(out, GoldenTrace{Name: LangGraphJSPrefix + strings.TrimSuffix(path.Base(n), ".json"), Calls: calls})
-	}
-	return out, nil
+// LangGraphJSGoldenTraces returns the embedded LangGraph.js traces,
+// concrete, sorted by name, each with its LangGraph.js-only behaviours as
+// Notes. GoldenTraces replays LangGraph Python's trace instead wherever a
+// scenario has one; these are kept so that the suite knows where the two
+// runtimes part.
+func LangGraphJSGoldenTraces() ([]GoldenTrace, error) {
+	return embeddedTraces(lgjsFS, "testdata/langgraphjs/*.json", LangGraphJSPrefix, func(name string) []string {
+		return append(slices.Clone(lgjsCommonNotes), lgjsNotes[name]...)
+	})
 }
 
 // NormalizeLangGraphJS turns a trace recorded from LangGraph.js into the

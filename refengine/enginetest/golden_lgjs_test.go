@@ -143,9 +143,9 @@ func TestLangGraphJSGoldenTraces(t *testing.T) {
 }
 
 // TestGoldenTracesReplay replays every golden trace the conformance suite
-// replays (LangGraph.js's where a scenario exists for it, refengine's
-// otherwise) on a fresh memory adapter, and checks that every
-// deterministic scenario has one.
+// replays (LangGraph Python's where a scenario exists for it, else
+// LangGraph.js's, else refengine's) on a fresh memory adapter, and checks
+// that every deterministic scenario has one.
 func TestGoldenTracesReplay(t *testing.T) {
 	traces, err := enginetest.GoldenTraces()
 	if err != nil {
@@ -153,7 +153,7 @@ func TestGoldenTracesReplay(t *testing.T) {
 	}
 	names := map[string]bool{}
 	for _, tr := range traces {
-		names[strings.TrimPrefix(tr.Name, enginetest.LangGraphJSPrefix)] = true
+		names[strings.TrimPrefix(strings.TrimPrefix(tr.Name, enginetest.LangGraphJSPrefix), enginetest.LangGraphPythonPrefix)] = true
 		if err := trace.Replay(context.Background(), memory.New(), tr.Calls); err != nil {
 			t.Errorf("%s: %v", tr.Name, err)
 		}

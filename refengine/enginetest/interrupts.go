@@ -145,7 +145,7 @@ var interruptTwice = Scenario{
 		if c.ok() {
 			c.equal("saved resume list", hs[1].PendingWrites[1].Value, []any{"x"})
 			c.equal("saved interrupt is the second one", hs[1].PendingWrites[2].Value,
-				[]any{map[string]any{"value": "second?", "id": ids.Interrupt("ask:" + tAsk)}})
+				[]any{map[string]any{"value": "second?", "id": ids.InterruptAt("ask:"+tAsk, 1)}})
 		}
 		res, err = g.Invoke(ctx, refengine.Command{Resume: "y"}, cfg)
 		env.done()

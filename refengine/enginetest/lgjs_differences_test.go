@@ -26,22 +26,6 @@ import (
 //   - LangGraph.js does not record updated_channels (Python does, §1.1,
 //     §2.7): it is cleared in ref;
 //
-//   - LangGraph.js gives the n-th interrupt of a task (n > 0) the ID
-//     XXH3(ns + "|" + n), Python every interrupt of a task XXH3(ns)
-//     (§3.3): in js, a task's later interrupt IDs become its first.
-//
-//   - when a run or an update addresses an explicit checkpoint,
-//     LangGraph.js also reads the thread's latest checkpoint (Python reads
-//     only the one addressed, §6.2 item 1, §6.3 item 1): in js, a
-//     GetTuple of the latest checkpoint right after a GetTuple by ID is
-//     dropped;
-//
-//   - UpdateState as a node on a checkpoint that is not the latest:
-//     Python puts the update's writes against it before the update
-//     checkpoint (§6.2 item 3), LangGraph.js does not: in ref, a PutWrites
-//     right before a Put of source "update" with the same parent is
-//     dropped unless that parent is the thread's latest checkpoint;
-//
 //   - a resumed subgraph: LangGraph.js copies the parent task's null
 //     resume value into every nested loop of the task as a null-task
 //     __resume__ write in the child's namespace; Python writes nothing
@@ -75,51 +59,6 @@ import (
 //
 // It returns the rewritten traces.
 func lgjsDifferences(js, ref []trace.Call) ([]trace.Call, []trace.Call) {
-	var keep []trace.Call
-	for i, c := range js {
-		if c.Method == trace.MethodGetTuple && c.Config.CheckpointID == "" && i > 0 {
-			p := js[i-1]
-			if p.Method == trace.MethodGetTuple && p.Config.CheckpointID != "" && p.Config.ThreadID == c.Config.ThreadID && p.Config.Namespace == c.Config.Namespace {
-				continue
-			}
-		}
-		keep = append(keep, c)
-	}
-	js = keep
-	keep = nil
-	latest := map[[2]string]string{} // thread, namespace -> last checkpoint put
-	for i, c := range ref {
-		if c.Method == trace.MethodPut && c.Checkpoint != nil {
-			latest[[2]string{c.Config.ThreadID, c.Config.Namespace}] = c.Checkpoint.ID
-		}
-		if c.Method == trace.MethodPutWrites && i+1 < len(ref) {
-			n := ref[i+1]
-			if n.Method == trace.MethodPut && n.Metadata["source"] == "update" && n.Config == c.Config &&
-				latest[[2]string{c.Config.ThreadID, c.Config.Namespace}] != c.Config.CheckpointID {
-				continue
-			}
-		}
-		keep = append(keep, c)
-	}
-	ref = keep
-	first, rename := map[string]string{}, map[string]string{}
-	for _, c := range js {
-		for _, w := range c.Writes {
-			if w.Channel != spec.InterruptChannel {
-				continue
-			}
-			for _, id := range interruptIDs(w.Value) {
-				if f, ok := first[c.TaskID]; !ok {
-					first[c.TaskID] = id
-				} else if id != f {
-					rename[id] = f
-				}
-			}
-		}
-	}
-	if len(rename) > 0 {
-		eachValue(js, func(v any) any { return renameStrings(v, rename) })
-	}
 	eachCheckpoint(js, func(cp *spec.Checkpoint) {
 		for k := range cp.ChannelValues {
 			if _, ok := cp.ChannelVersions[k]; !ok {
@@ -172,71 +111,6 @@ func sortCalls(t *testing.T, calls []trace.Call) {
 	for i, j := range idx {
 		calls[i] = sorted[j]
 	}
-}
-
-// interruptIDs returns the IDs of an __interrupt__ write's interrupts.
-func interruptIDs(v any) []string {
-	var out []string
-	list, _ := v.([]any)
-	for _, e := range list {
-		if m, ok := e.(map[string]any); ok {
-			if id, ok := m["id"].(string); ok {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
-}
-
-// eachValue replaces every state value of a trace (writes, pending writes,
-// channel values) by f of it.
-func eachValue(calls []trace.Call, f func(any) any) {
-	tuple := func(t *spec.Tuple) {
-		for i := range t.PendingWrites {
-			t.PendingWrites[i].Value = f(t.PendingWrites[i].Value)
-		}
-	}
-	for i := range calls {
-		c := &calls[i]
-		for j := range c.Writes {
-			c.Writes[j].Value = f(c.Writes[j].Value)
-		}
-		if c.Tuple != nil {
-			tuple(c.Tuple)
-		}
-		for _, t := range c.Tuples {
-			tuple(t)
-		}
-	}
-	eachCheckpoint(calls, func(cp *spec.Checkpoint) {
-		for k, v := range cp.ChannelValues {
-			cp.ChannelValues[k] = f(v)
-		}
-	})
-}
-
-// renameStrings replaces strings and map keys found in rename.
-func renameStrings(v any, rename map[string]string) any {
-	switch x := v.(type) {
-	case string:
-		if r, ok := rename[x]; ok {
-			return r
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = renameStrings(e, rename)
-		}
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if r, ok := rename[k]; ok {
-				k = r
-			}
-			out[k] = renameStrings(e, rename)
-		}
-		return out
-	}
-	return v
 }
 
 // sortWrites sorts each PutWrites' writes by channel, and each tuple's
@@ -335,17 +209,6 @@ func dropAbortErrors(calls []trace.Call) {
 		}
 		for _, t := range c.Tuples {
 			tuple(t)
-		}
-	}
-}
-
-// jsUpdatePaths clears the task path LangGraph.js gives UpdateState's
-// writes ("~__interrupt__, <index>"); Python gives them none (§6.2 item 3).
-// It runs before trace.Canonical, which names tasks by their paths.
-func jsUpdatePaths(calls []trace.Call) {
-	for i := range calls {
-		if c := &calls[i]; c.Method == trace.MethodPutWrites && strings.HasPrefix(c.TaskPath, "~__interrupt__, ") {
-			c.TaskPath = ""
 		}
 	}
 }

@@ -19,6 +19,7 @@ from .common import (
     Scenario,
     ValueState,
     ask_graph,
+    at,
     bare,
     chain_graph,
     expect_failure,
@@ -146,6 +147,17 @@ def history_before_limit(saver: RecordingSaver) -> None:
     g.get_state(hist[2].config)
 
 
+def command_fork(saver: RecordingSaver) -> None:
+    """A Command (update and goto) sent to an older checkpoint: the run forks
+    it and the fork carries the Command's writes."""
+    g = linear_graph(saver)
+    cfg = thread("engine-command-fork")
+    invoke(g, {"log": [], "q": "hi"}, cfg)
+    hist = list(g.get_state_history(bare(cfg)))
+    step0 = hist[-2].config["configurable"]["checkpoint_id"]
+    invoke(g, Command(update={"q": "again"}, goto=["b"]), at("engine-command-fork", step0))
+
+
 def fanout_graph(saver: RecordingSaver, failures: int) -> Any:
     """START -> (one, two) over a summing key; two fails failures times."""
     runs: list[int] = []
@@ -231,6 +243,7 @@ SCENARIOS: dict[str, Scenario] = {
         durability_async_subgraph,
         durability_exit_subgraph,
         history_before_limit,
+        command_fork,
         fanout_failure,
         exit_durability,
         subgraph_interrupt,

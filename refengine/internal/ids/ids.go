@@ -82,6 +82,17 @@ func Interrupt(taskNS string) string {
 	return hex.EncodeToString(b[:])
 }
 
+// InterruptAt returns the ID of the interrupt a task raises after it has
+// been answered answered times: Interrupt(taskNS) for the first, the digest
+// of taskNS + "|" + answered after that, as LangGraph Python's
+// _interrupt_id (langgraph/types.py:583) derives it.
+func InterruptAt(taskNS string, answered int) string {
+	if answered == 0 {
+		return Interrupt(taskNS)
+	}
+	return Interrupt(taskNS + "|" + strconv.Itoa(answered))
+}
+
 // UUID5 is RFC 4122 UUIDv5 (SHA-1) of name in namespace ns, as Python's
 // uuid.uuid5 computes it.
 func UUID5(ns, name string) (string, error) {

@@ -104,3 +104,15 @@ func TestSequential(t *testing.T) {
 		t.Errorf("not reproducible: %s vs %s", again, a)
 	}
 }
+
+// Vectors from LangGraph Python 1.2.24's _interrupt_id.
+func TestInterruptAtVector(t *testing.T) {
+	for _, c := range []struct {
+		answered int
+		want     string
+	}{{0, "cd5e126d9acdae262744d89f15303bf5"}, {2, "a87e5a6deab8a1df2a71f53d8abffa41"}} {
+		if got := InterruptAt("ask:1f0a", c.answered); got != c.want {
+			t.Errorf("InterruptAt(ask:1f0a, %d) = %s, want %s", c.answered, got, c.want)
+		}
+	}
+}
