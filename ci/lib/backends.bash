@@ -316,13 +316,14 @@ CK_PY_VENV="$CK_ROOT/bridge/python/.venv"
 # PATH (python3.11 or python3) and installs bridge/python's dependencies
 # into it from the hashed lock bridge/python/requirements.lock
 # (pip --require-hashes --no-deps: exactly the locked files, nothing
-# resolved at install time), unless the venv already matches that lock.
+# resolved at install time), unless the venv already matches that lock
+# (pyproject.toml states the same pins; the lock is what installs).
 # bridge/python itself is put on the venv's path with a .pth file, so its
 # sources are used in place. Exports CHECKPOINTKIT_PYTHON.
 ck_install_lgpy() {
   local dir="$CK_ROOT/bridge/python" t0 want stamp py site
   stamp="$CK_PY_VENV/.checkpointkit-lock"
-  want=$(cat "$dir/requirements.lock" "$dir/pyproject.toml" | sha256sum | cut -d' ' -f1)
+  want=$(sha256sum "$dir/requirements.lock" | cut -d" " -f1)
   export CHECKPOINTKIT_PYTHON="$CK_PY_VENV/bin/python"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$CHECKPOINTKIT_PYTHON" ]; then
     return 0
