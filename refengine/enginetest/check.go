@@ -256,8 +256,14 @@ func steps(ts []*spec.Tuple) []any {
 }
 
 // writesOf renders pending writes as "task-label channel" strings, mapping
-// task IDs through labels ("?" for unknown IDs).
+// task IDs through labels ("?" for unknown IDs). The writes are ordered by
+// task ID first, keeping each task's own order: the contract leaves the
+// order across tasks to the saver (SPEC.md WRITES-9, strict; both engines
+// sort tasks themselves) but fixes the order within a task (WRITES-13), so
+// a scenario compares only what a saver must keep.
 func writesOf(ws []spec.PendingWrite, labels map[string]string) []string {
+	ws = slices.Clone(ws)
+	slices.SortStableFunc(ws, func(a, b spec.PendingWrite) int { return strings.Compare(a.TaskID, b.TaskID) })
 	out := []string{}
 	for _, w := range ws {
 		l, ok := labels[w.TaskID]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -121,13 +122,25 @@ func diffTuple(want, got *spec.Tuple) string {
 	if len(want.PendingWrites) != len(got.PendingWrites) {
 		return fmt.Sprintf("%d pending writes %v, recorded %d %v", len(got.PendingWrites), got.PendingWrites, len(want.PendingWrites), want.PendingWrites)
 	}
-	for i, w := range want.PendingWrites {
-		g := got.PendingWrites[i]
+	// The order across tasks is the saver's to choose (SPEC.md WRITES-9),
+	// each task's own order is not (WRITES-13): compare both lists ordered
+	// by task ID, each task's writes in the order read.
+	wantWs, gotWs := byTask(want.PendingWrites), byTask(got.PendingWrites)
+	for i, w := range wantWs {
+		g := gotWs[i]
 		if w.TaskID != g.TaskID || w.Channel != g.Channel || !spec.Equal(w.Value, g.Value) {
 			return fmt.Sprintf("pending write %d is %v, recorded %v", i, g, w)
 		}
 	}
 	return ""
+}
+
+// byTask returns ws ordered by task ID, keeping the order of each task's
+// writes.
+func byTask(ws []spec.PendingWrite) []spec.PendingWrite {
+	ws = slices.Clone(ws)
+	slices.SortStableFunc(ws, func(a, b spec.PendingWrite) int { return strings.Compare(a.TaskID, b.TaskID) })
+	return ws
 }
 
 func diffCheckpoint(want, got *spec.Checkpoint) string {
