@@ -78,7 +78,11 @@
 // sort key. A page is one statement: an inner SELECT reads the checkpoints
 // in index order, applies the filter and stops at the page size; lateral
 // subqueries then bring each row's values and pending writes along, so
-// there is no query per checkpoint. A page is read completely and its
+// there is no query per checkpoint. Nothing is sorted on the server: the
+// rows and each row's writes arrive in order in practice and the client
+// checks, and restores, the order SQL does not promise. The rows are read
+// from pgx's raw binary values into one buffer per page, which the
+// returned strings share. A page is read completely and its
 // connection released before the caller sees a tuple, so stopping early
 // leaks nothing and a slow consumer holds no connection. The price is that
 // pages are separate snapshots: a checkpoint put or deleted during a long

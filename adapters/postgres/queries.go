@@ -141,9 +141,16 @@ DELETE FROM {c} WHERE thread_id = ANY($1::text[])`)
 	// trip, with no query per checkpoint. The LIMIT 1 keeps each blob
 	// lookup a parameterised primary-key probe (as a plain join, a planner
 	// without statistics scanned every blob of the thread instead).
+	//
+	// Nothing is sorted on the server: the inner SELECT's order survives
+	// the lateral joins, and the writes come in primary-key order, but as
+	// SQL promises neither, the client puts rows and writes in order
+	// (sortPage, decodeTuple). An outer ORDER BY and three ordered
+	// array_aggs were four sorts per page: 30 % of a List(10)'s time on
+	// the server (docs/benchmarks.md).
 	q.pageInner = r.Replace(`SELECT c.* FROM {c} c`)
 	pageOuter := r.Replace(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
-	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.channels, pw.vals
+	c.checkpoint, c.metadata_exact, bv.channels, bv.vals, pw.task_ids, pw.idxs, pw.channels, pw.vals
 FROM ({page}) c
 LEFT JOIN LATERAL (
 	SELECT array_agg(cv.channel) AS channels, array_agg(v.value) AS vals
@@ -156,13 +163,11 @@ LEFT JOIN LATERAL (
 	) v
 ) bv ON true
 LEFT JOIN LATERAL (
-	SELECT array_agg(w.task_id ORDER BY w.task_id, w.idx) AS task_ids,
-		array_agg(w.channel ORDER BY w.task_id, w.idx) AS channels,
-		array_agg(w.value ORDER BY w.task_id, w.idx) AS vals
+	SELECT array_agg(w.task_id) AS task_ids, array_agg(w.idx) AS idxs,
+		array_agg(w.channel) AS channels, array_agg(w.value) AS vals
 	FROM {w} w
 	WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
-) pw ON true
-ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns`)
+) pw ON true`)
 	// Split rather than formatted: the quoted schema name may hold any
 	// character, '%' included.
 	q.pageHead, q.pageTail, _ = strings.Cut(pageOuter, "{page}")

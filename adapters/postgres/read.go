@@ -1,13 +1,16 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -39,6 +42,44 @@ type listPlan struct {
 	base      sqlBuilder
 	oneScope  bool // a single (thread, namespace): the cursor is the ID alone
 	remaining int  // 0: unlimited
+	shape     pageShape
+}
+
+// pageShape determines the text of a page statement: which conditions it
+// has, in order, and its limit. Arguments do not change the text.
+type pageShape struct {
+	thread, ns, id, before bool
+	filterKeys             int
+	cursor                 int8 // 0: first page, 1: by ID, 2: by ID, thread and namespace
+	limit                  int
+}
+
+// maxCachedPageSQL bounds the page statements a saver keeps the text of.
+const maxCachedPageSQL = 256
+
+// pageSQLCache keeps page statement texts by shape, so that a read does
+// not build its SQL again.
+type pageSQLCache struct {
+	mu sync.Mutex
+	m  map[pageShape]string
+}
+
+func (c *pageSQLCache) get(k pageShape) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sql, ok := c.m[k]
+	return sql, ok
+}
+
+func (c *pageSQLCache) put(k pageShape, sql string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[pageShape]string)
+	}
+	if len(c.m) < maxCachedPageSQL {
+		c.m[k] = sql
+	}
 }
 
 // planList compiles opts. Filter keys and values become parameters; see
@@ -56,6 +97,8 @@ func (s *Saver) planList(opts spec.ListOptions) (*listPlan, error) {
 		b.cond("c.checkpoint_ns = " + b.arg(opts.Namespace))
 	}
 	p.oneScope = opts.ThreadID != "" && !opts.AllNamespaces
+	p.shape = pageShape{thread: opts.ThreadID != "", ns: !opts.AllNamespaces,
+		id: opts.CheckpointID != "", before: opts.Before != ""}
 	if opts.CheckpointID != "" {
 		b.cond("c.checkpoint_id = " + b.arg(opts.CheckpointID))
 	}
@@ -80,6 +123,7 @@ func (s *Saver) planList(opts spec.ListOptions) (*listPlan, error) {
 			kp := b.arg(escapeNUL(k))
 			b.filter = append(b.filter, "c.metadata ? "+kp+"::text AND c.metadata -> "+kp+"::text = "+b.arg(string(val))+"::jsonb")
 		}
+		p.shape.filterKeys = len(b.filter)
 	}
 	return p, nil
 }
@@ -90,6 +134,33 @@ type cursor struct{ thread, ns, id string }
 // pageSQL returns the statement and arguments of the page after cur (nil
 // for the first page), holding at most n rows.
 func (s *Saver) pageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
+	shape := p.shape
+	shape.limit = n
+	var args []any
+	switch {
+	case cur == nil:
+		args = p.base.args
+	case p.oneScope:
+		shape.cursor = 1
+		args = append(slices.Clip(p.base.args), cur.id)
+	default:
+		shape.cursor = 2
+		args = append(slices.Clip(p.base.args), cur.id, cur.thread, cur.ns)
+	}
+	if sql, ok := s.pageSQLs.get(shape); ok {
+		return sql, args
+	}
+	sql, built := s.buildPageSQL(p, cur, n)
+	if len(built) != len(args) {
+		panic("postgres: page statement arguments out of step") // a bug in pageSQL
+	}
+	s.pageSQLs.put(shape, sql)
+	return sql, args
+}
+
+// buildPageSQL builds the statement and arguments of the page after cur
+// (nil for the first page), holding at most n rows.
+func (s *Saver) buildPageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
 	b := sqlBuilder{where: slices.Clone(p.base.where), filter: p.base.filter, args: slices.Clone(p.base.args)}
 	if cur != nil {
 		if p.oneScope {
@@ -115,20 +186,6 @@ func (s *Saver) pageSQL(p *listPlan, cur *cursor, n int) (string, []any) {
 	inner := s.q.pageInner + whereSQL(conds) +
 		"\nORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns\nLIMIT " + strconv.Itoa(n)
 	return s.q.pageHead + inner + s.q.pageTail, b.args
-}
-
-// rawTuple is one scanned row, decoded after the page's rows are closed so
-// that decoding never holds a connection.
-type rawTuple struct {
-	thread, ns, id string
-	parent         *string
-	checkpoint     []byte
-	metadata       []byte
-	blobChannels   []string
-	blobValues     [][]byte
-	taskIDs        []string
-	writeChannels  []string
-	writeValues    [][]byte
 }
 
 // List implements [spec.Saver]. It streams in pages of growing size (10,
@@ -159,27 +216,26 @@ func (s *Saver) list(ctx context.Context, op string, opts spec.ListOptions) iter
 				yield(nil, wrapErr(ctx, op, opts.ThreadID, err))
 				return
 			}
-			for i := range page {
-				t, err := s.decodeTuple(&page[i])
-				if err != nil {
-					yield(nil, fmt.Errorf("postgres: %s (thread %q): %w", op, page[i].thread, err))
-					return
-				}
+			for _, t := range page.tuples {
 				if !yield(t, nil) {
 					return
 				}
 			}
+			if page.err != nil {
+				yield(nil, fmt.Errorf("postgres: %s (thread %q): %w", op, page.errThread, page.err))
+				return
+			}
 			if p.remaining > 0 {
-				p.remaining -= len(page)
+				p.remaining -= len(page.tuples)
 				if p.remaining == 0 {
 					return
 				}
 			}
-			if len(page) < n {
+			if len(page.tuples) < n {
 				return
 			}
-			last := page[len(page)-1]
-			cur = &cursor{thread: last.thread, ns: last.ns, id: last.id}
+			last := page.tuples[len(page.tuples)-1].Config
+			cur = &cursor{thread: last.ThreadID, ns: last.Namespace, id: last.CheckpointID}
 		}
 	}
 }
@@ -205,73 +261,169 @@ func (s *Saver) pageLen(pageNo, remaining int) int {
 
 // fetchPage reads one page, again on a fresh connection when the
 // connection was lost (a page is one read, safe to repeat).
-func (s *Saver) fetchPage(ctx context.Context, p *listPlan, cur *cursor, n int) ([]rawTuple, error) {
+func (s *Saver) fetchPage(ctx context.Context, p *listPlan, cur *cursor, n int) (page, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return page{}, err
 	}
 	sql, args := s.pageSQL(p, cur, n)
-	var page []rawTuple
+	var pg page
 	err := s.retryLost(ctx, func() error {
 		var err error
-		page, err = s.queryPage(ctx, sql, args, n)
+		pg, err = s.queryPage(ctx, sql, args, n)
 		return err
 	})
-	return page, err
+	return pg, err
 }
 
-func (s *Saver) queryPage(ctx context.Context, sql string, args []any, n int) ([]rawTuple, error) {
+// page is one page of a List: its tuples in list order and, when a row
+// could not be decoded, the error, which comes after the tuples before it.
+type page struct {
+	tuples    []*spec.Tuple
+	err       error
+	errThread string
+}
+
+// queryPage runs one page statement and reads its rows completely, decoding
+// each as it arrives.
+func (s *Saver) queryPage(ctx context.Context, sql string, args []any, n int) (page, error) {
 	rows, err := s.pool.Query(ctx, sql, s.args(args...)...)
 	if err != nil {
-		return nil, err
+		return page{}, err
 	}
 	defer rows.Close()
-	page := make([]rawTuple, 0, n)
-	for rows.Next() {
-		var r rawTuple
-		if err := rows.Scan(&r.thread, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata,
-			&r.blobChannels, &r.blobValues, &r.taskIDs, &r.writeChannels, &r.writeValues); err != nil {
-			return nil, err
+	pg := page{tuples: make([]*spec.Tuple, 0, n)}
+	add := func(r *rawTuple) {
+		if pg.err != nil {
+			return
 		}
-		page = append(page, r)
+		t, err := s.decodeTuple(r)
+		if err != nil {
+			pg.err, pg.errThread = err, strings.Clone(r.thread)
+			return
+		}
+		pg.tuples = append(pg.tuples, t)
 	}
-	return page, rows.Err()
+	if binaryPage(rows) {
+		a := arena{expected: n}
+		for rows.Next() {
+			r, err := readRawRow(rows.RawValues(), &a)
+			if err != nil {
+				return page{}, err
+			}
+			add(&r)
+		}
+	} else {
+		for rows.Next() {
+			var (
+				thread, ns, id                       string
+				parent                               *string
+				checkpoint, metadata                 []byte
+				blobChannels, taskIDs, writeChannels []string
+				blobValues, writeValues              [][]byte
+				writeIdx                             []int32
+			)
+			if err := rows.Scan(&thread, &ns, &id, &parent, &checkpoint, &metadata,
+				&blobChannels, &blobValues, &taskIDs, &writeIdx, &writeChannels, &writeValues); err != nil {
+				return page{}, err
+			}
+			r := rawFromScan(thread, ns, id, parent, checkpoint, metadata,
+				blobChannels, blobValues, taskIDs, writeIdx, writeChannels, writeValues)
+			add(&r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return page{}, err
+	}
+	sortPage(pg.tuples)
+	return pg, nil
 }
 
+// decodeTuple decodes one row. Its strings and values share the row's
+// memory (see rawTuple).
 func (s *Saver) decodeTuple(r *rawTuple) (*spec.Tuple, error) {
-	cp, err := decodeRecord(r.id, r.checkpoint)
+	cp, err := parseRecord(r.id, r.checkpoint)
 	if err != nil {
 		return nil, err
 	}
-	if len(r.blobChannels) != len(r.blobValues) || len(r.taskIDs) != len(r.writeChannels) || len(r.taskIDs) != len(r.writeValues) {
+	nw := r.taskIDs.len()
+	if r.blobChannels.len() != r.blobValues.len() || r.writeIdx.len() != nw || r.writeChannels.len() != nw || r.writeValues.len() != nw {
 		return nil, errors.New("malformed row: array lengths differ")
 	}
-	cp.ChannelValues = make(map[string]any, len(r.blobChannels))
-	for i, ch := range r.blobChannels {
-		v, err := s.serde.Decode(r.blobValues[i])
+	cp.ChannelValues = make(map[string]any, r.blobChannels.len())
+	chs, vals := r.blobChannels.cursor(), r.blobValues.cursor()
+	for range r.blobChannels.len() {
+		ch := str(chs.next())
+		v, err := decodeOwned(s.serde, vals.next())
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q channel %q: %w", r.id, ch, err)
 		}
 		cp.ChannelValues[ch] = v
 	}
-	mdm, err := decodeExactMetadata(r.metadata, s.serde)
+	mdm, err := parseExactMetadata(r.metadata, s.serde)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q metadata: %w", r.id, err)
 	}
-	t := &spec.Tuple{
-		Config:        spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: r.id},
-		Checkpoint:    cp,
-		Metadata:      spec.Metadata(mdm),
-		PendingWrites: make([]spec.PendingWrite, len(r.taskIDs)),
+	type tupleAndParent struct {
+		t spec.Tuple
+		p spec.Config
 	}
-	if r.parent != nil {
-		t.Parent = &spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: *r.parent}
+	tp := &tupleAndParent{t: spec.Tuple{
+		Config:     spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: r.id},
+		Checkpoint: cp,
+		Metadata:   spec.Metadata(mdm),
+	}}
+	t := &tp.t
+	if r.hasParent {
+		tp.p = spec.Config{ThreadID: r.thread, Namespace: r.ns, CheckpointID: r.parent}
+		t.Parent = &tp.p
 	}
-	for i := range r.taskIDs {
-		v, err := s.serde.Decode(r.writeValues[i])
-		if err != nil {
+	t.PendingWrites = make([]spec.PendingWrite, nw)
+	tasks, wchs, wvals := r.taskIDs.cursor(), r.writeChannels.cursor(), r.writeValues.cursor()
+	for i := range nw {
+		w := &t.PendingWrites[i]
+		w.TaskID, w.Channel = str(tasks.next()), str(wchs.next())
+		if w.Value, err = decodeOwned(s.serde, wvals.next()); err != nil {
 			return nil, fmt.Errorf("checkpoint %q write %d: %w", r.id, i, err)
 		}
-		t.PendingWrites[i] = spec.PendingWrite{TaskID: r.taskIDs[i], Channel: r.writeChannels[i], Value: v}
+	}
+	if nw > 1 && !writesSorted(t.PendingWrites, &r.writeIdx) {
+		sortWrites(t.PendingWrites, r.writeIdx.int32s(nil))
 	}
 	return t, nil
+}
+
+// writesSorted reports whether writes are in key order (task ID, then
+// index; idx holds their indexes), as the statement reads them.
+func writesSorted(writes []spec.PendingWrite, idx *pgArray) bool {
+	c := idx.cursor()
+	prev := int32(binary.BigEndian.Uint32(c.next()))
+	for i := 1; i < len(writes); i++ {
+		cur := int32(binary.BigEndian.Uint32(c.next()))
+		if writes[i].TaskID < writes[i-1].TaskID || writes[i].TaskID == writes[i-1].TaskID && cur < prev {
+			return false
+		}
+		prev = cur
+	}
+	return true
+}
+
+// sortWrites puts writes in key order (task ID, then index; idx[i] is the
+// index of writes[i]).
+func sortWrites(writes []spec.PendingWrite, idx []int32) {
+	compare := func(a, b int) int {
+		if c := cmp.Compare(writes[a].TaskID, writes[b].TaskID); c != 0 {
+			return c
+		}
+		return cmp.Compare(idx[a], idx[b])
+	}
+	order := make([]int, len(writes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, compare)
+	out := make([]spec.PendingWrite, len(writes))
+	for i, j := range order {
+		out[i] = writes[j]
+	}
+	copy(writes, out)
 }

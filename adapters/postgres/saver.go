@@ -29,6 +29,7 @@ type Saver struct {
 	setMode  bool
 	pageSize int
 	q        queries
+	pageSQLs pageSQLCache
 
 	closeOnce sync.Once
 }

@@ -29,9 +29,6 @@ const (
 // TestReadAllocationBudget holds GetTuple and List(10) to their allocation
 // budgets.
 func TestReadAllocationBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocation budget: not in -short")
-	}
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "alloc.db")+"?_synchronous=NORMAL")
 	if err != nil {

@@ -41,15 +41,18 @@
 //     checkpoint: a long thread whose big channel rarely changes stores it
 //     rarely.
 //   - writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) →
-//     channel, encoded value, task path. idx is [spec.WriteIndex]. Regular
-//     writes are inserted with ON CONFLICT DO NOTHING (first wins), special
-//     ones with ON CONFLICT DO UPDATE (last wins): the rule lives in SQL,
-//     not in a read-then-write that two writers could interleave.
+//     channel, encoded value, task path. idx is [spec.WriteIndex]. A
+//     PutWrites is one INSERT of all its writes (up to 256 a statement)
+//     whose ON CONFLICT DO UPDATE applies only to special writes
+//     (idx < 0, last wins), so a regular write keeps its first value: the
+//     rule lives in SQL, not in a read-then-write that two writers could
+//     interleave.
 //
 // Migration 2 adds the indexes the primary keys do not cover: checkpoint ID
 // descending over all threads, and per thread across namespaces, so that
 // every List order is an index walk; and json_extract(metadata,
-// '$.run_id') for DeleteForRuns. Getting the latest checkpoint, or one by
+// '$.run_id') for DeleteForRuns, which migration 4 limits to the
+// checkpoints that have a run_id (one index fewer to write for the others). Getting the latest checkpoint, or one by
 // ID, and listing one thread and namespace with a limit, are primary-key
 // range seeks whose cost does not grow with history (see docs/benchmarks.md).
 //
@@ -71,7 +74,10 @@
 // # Concurrency
 //
 // A Saver is safe for concurrent use. Every write (Put, PutWrites, the
-// deletes, copy and prune) is one transaction started with BEGIN IMMEDIATE:
+// deletes, copy and prune) is one transaction, started with BEGIN IMMEDIATE
+// when it takes more than one statement (a PutWrites of up to 256 writes is
+// one statement, SQLite's implicit transaction, which takes the write lock
+// as it starts):
 // it takes SQLite's write lock up front, so it waits (busy timeout) instead
 // of failing with "database is locked" when it would otherwise have to
 // upgrade a read lock. Writers of one Saver also queue on an in-process

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -26,19 +27,6 @@ const (
 		ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
 			kind = excluded.kind,
 			value = excluded.value`
-	// Regular writes: the first write of a key wins.
-	insertWriteSQL = `INSERT INTO writes
-		(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING`
-	// Special writes: the last write of a key wins.
-	upsertWriteSQL = `INSERT INTO writes
-		(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-			channel = excluded.channel,
-			value = excluded.value,
-			task_path = excluded.task_path`
 )
 
 // encodedBlob is a channel value ready to store.
@@ -83,6 +71,16 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 		parent = cfg.CheckpointID
 	}
 
+	if len(blobs) == 0 {
+		// The checkpoint row alone: one statement, SQLite's implicit
+		// transaction.
+		err = s.writeOne(ctx, "put", cfg.ThreadID, upsertCheckpointSQL,
+			cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText)
+		if err != nil {
+			return spec.Config{}, err
+		}
+		return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
+	}
 	err = s.write(ctx, "put", cfg.ThreadID, func(q querier) error {
 		for _, b := range blobs {
 			if _, err := q.ExecContext(ctx, upsertBlobSQL,
@@ -101,9 +99,9 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 }
 
 // PutWrites stores the writes of task taskID against the checkpoint named by
-// cfg in one transaction: regular writes with ON CONFLICT DO NOTHING (first
-// wins), special writes with ON CONFLICT DO UPDATE (last wins). See
-// [spec.Saver.PutWrites].
+// cfg in one transaction, as one statement unless there are more than
+// maxWritesPerStatement: regular writes keep the first write of a key,
+// special writes the last. See [spec.Saver.PutWrites].
 func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
 	if err := spec.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return err
@@ -119,18 +117,84 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if len(writes) == 0 {
 		return wrapErr(ctx, "put writes", cfg.ThreadID, ctx.Err())
 	}
+	if len(writes) <= maxWritesPerStatement {
+		// One statement is one implicit transaction: no BEGIN or COMMIT
+		// to run.
+		return s.writeOne(ctx, "put writes", cfg.ThreadID, putWritesSQL(len(writes)),
+			putWritesArgs(cfg, writes, values, taskID, taskPath)...)
+	}
 	return s.write(ctx, "put writes", cfg.ThreadID, func(q querier) error {
-		for i, w := range writes {
-			idx := spec.WriteIndex(w.Channel, i)
-			stmt := insertWriteSQL
-			if idx < 0 {
-				stmt = upsertWriteSQL
+		for start := 0; start < len(writes); start += maxWritesPerStatement {
+			end := min(start+maxWritesPerStatement, len(writes))
+			args := putWritesArgs(cfg, writes[start:end], values[start:end], taskID, taskPath)
+			// Indexes count from the first write of the call.
+			for i := range end - start {
+				args[putWritesShared+3*i] = spec.WriteIndex(writes[start+i].Channel, start+i)
 			}
-			if _, err := q.ExecContext(ctx, stmt, cfg.ThreadID, cfg.Namespace, cfg.CheckpointID,
-				taskID, idx, w.Channel, values[i], taskPath); err != nil {
-				return fmt.Errorf("write %d to %q: %w", i, w.Channel, err)
+			if _, err := q.ExecContext(ctx, putWritesSQL(end-start), args...); err != nil {
+				return fmt.Errorf("writes %d to %d: %w", start, end-1, err)
 			}
 		}
 		return nil
 	})
+}
+
+// maxWritesPerStatement bounds the rows of one PutWrites statement (3 of
+// its parameters each, far below SQLite's limit of 32,766).
+const maxWritesPerStatement = 256
+
+// putWritesShared is the number of parameters every row of a PutWrites
+// statement shares: ?1 thread, ?2 namespace, ?3 checkpoint ID, ?4 task ID,
+// ?5 task path. Row i has ?(6+3i) index, ?(7+3i) channel, ?(8+3i) value.
+const putWritesShared = 5
+
+// putWritesSQLs caches the statement texts for small counts of writes.
+var putWritesSQLs [17]string
+
+func init() {
+	for n := 1; n < len(putWritesSQLs); n++ {
+		putWritesSQLs[n] = buildPutWritesSQL(n)
+	}
+}
+
+// putWritesSQL returns the statement storing n writes of one task.
+func putWritesSQL(n int) string {
+	if n < len(putWritesSQLs) {
+		return putWritesSQLs[n]
+	}
+	return buildPutWritesSQL(n)
+}
+
+// buildPutWritesSQL builds the statement storing n writes of one task: one
+// row each, regular writes (index >= 0) first-wins, as the conflict update
+// is filtered out for them, special writes (index < 0) last-wins.
+func buildPutWritesSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO writes
+		(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+		VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		p := putWritesShared + 1 + 3*i
+		fmt.Fprintf(&b, "(?1, ?2, ?3, ?4, ?%d, ?%d, ?%d, ?5)", p, p+1, p+2)
+	}
+	b.WriteString(`
+		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+			channel = excluded.channel,
+			value = excluded.value,
+			task_path = excluded.task_path
+		WHERE excluded.idx < 0`)
+	return b.String()
+}
+
+// putWritesArgs returns the parameters of putWritesSQL(len(writes)).
+func putWritesArgs(cfg spec.Config, writes []spec.Write, values [][]byte, taskID, taskPath string) []any {
+	args := make([]any, putWritesShared, putWritesShared+3*len(writes))
+	args[0], args[1], args[2], args[3], args[4] = cfg.ThreadID, cfg.Namespace, cfg.CheckpointID, taskID, taskPath
+	for i, w := range writes {
+		args = append(args, spec.WriteIndex(w.Channel, i), w.Channel, values[i])
+	}
+	return args
 }

@@ -314,6 +314,23 @@ func (s *Saver) write(ctx context.Context, op, thread string, fn func(q querier)
 	return wrapErr(ctx, op, thread, inTx(ctx, conn, "BEGIN IMMEDIATE", func() error { return fn(conn) }))
 }
 
+// writeOne runs one write statement on its own: SQLite runs it in an
+// implicit transaction, all or nothing, without the BEGIN and COMMIT
+// statements of write.
+func (s *Saver) writeOne(ctx context.Context, op, thread, query string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return wrapErr(ctx, op, thread, err)
+	}
+	select {
+	case s.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return wrapErr(ctx, op, thread, ctx.Err())
+	}
+	defer func() { <-s.writeSem }()
+	_, err := s.db.ExecContext(ctx, query, args...)
+	return wrapErr(ctx, op, thread, err)
+}
+
 // inTx runs fn between begin and COMMIT on conn, rolling back when fn fails
 // or ctx is done. The commit itself is not interrupted by ctx: once every
 // statement has run, the transaction lands whole. If the connection cannot

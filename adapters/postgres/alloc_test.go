@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
+)
+
+// Allocation budgets of the read path on the peer workload (depth 20, a
+// 1 KB string per checkpoint and per pending write), checked by counting
+// allocations, never by timing. Before the page rows were decoded from
+// pgx's raw values, a GetTuple made 117 allocations and a List(10) 794
+// allocations and 108 KB for 20 KB of values (5.4×; docs/benchmarks.md);
+// now 27, 140 and 1.95×. What remains above the values is their one copy
+// out of pgx's buffer and the maps and tuples the API returns.
+const (
+	pgGetAllocBudget    = 40
+	pgListAllocBudget   = 200
+	pgListPayloadFactor = 2.0
+)
+
+// TestReadAllocationBudget holds GetTuple and List(10) to their allocation
+// budgets: List(10) allocates at most pgListPayloadFactor times the bytes of
+// the values it returns.
+func TestReadAllocationBudget(t *testing.T) {
+	s := newTestSaver(t)
+	ctx := context.Background()
+	p := benchmarks.PopulatePeer(t, s, 20)
+
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := p.Get(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}); n > pgGetAllocBudget {
+		t.Errorf("GetTuple: %.1f allocations per call, budget %d", n, pgGetAllocBudget)
+	} else {
+		t.Logf("GetTuple: %.1f allocations per call", n)
+	}
+	payload, err := p.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(50, func() {
+		if _, err := p.List(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}); n > pgListAllocBudget {
+		t.Errorf("List(10): %.1f allocations per call, budget %d", n, pgListAllocBudget)
+	} else {
+		t.Logf("List(10): %.1f allocations per call", n)
+	}
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, err := p.List(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perCall := float64(after.TotalAlloc-before.TotalAlloc) / runs
+	t.Logf("List(10): %.0f bytes allocated per call for %d bytes of values (%.2f×)", perCall, payload, perCall/float64(payload))
+	if perCall > pgListPayloadFactor*float64(payload) {
+		t.Errorf("List(10): %.0f bytes allocated per call, budget %.1f× the %d bytes of values it returns",
+			perCall, pgListPayloadFactor, payload)
+	}
+}
