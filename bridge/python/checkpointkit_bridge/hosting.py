@@ -95,11 +95,14 @@ class MarkingSerde:
     def dumps_typed(self, obj: Any) -> Any:
         return self._marked(self.inner.dumps_typed, obj)
 
-    def dumps(self, obj: Any) -> Any:
-        return self._marked(self.inner.dumps, obj)
-
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        # dumps (the serde API before langgraph-checkpoint 3) is marked too,
+        # but only where the inner serde has it: a saver that checks
+        # hasattr(serde, "dumps") must see what its serde really offers.
+        attr = getattr(self.inner, name)
+        if name == "dumps" and callable(attr):
+            return lambda obj: self._marked(attr, obj)
+        return attr
 
 
 def _wrap_serde(saver: Any) -> None:
@@ -139,16 +142,38 @@ async def call(hosted: Hosted, pool: concurrent.futures.Executor, name: str, *ar
 
     async def sync() -> Any:
         fn = getattr(saver, name)
-        return await loop.run_in_executor(pool, lambda: fn(*args, **kwargs))
+        kw = _accepted(fn, kwargs)
+        return await loop.run_in_executor(pool, lambda: fn(*args, **kw))
 
     async def asyn() -> Any:
-        return await getattr(saver, "a" + name)(*args, **kwargs)
+        fn = getattr(saver, "a" + name)
+        return await fn(*args, **_accepted(fn, kwargs))
 
     first, second = (asyn, sync) if hosted.mode == "async" else (sync, asyn)
     try:
         return await first()
     except NotImplementedError:
         return await second()
+
+
+# Keyword arguments a saver written for an older BaseCheckpointSaver may not
+# take: LangGraph's runtime passes them only to a method whose signature has
+# them (put_writes' task_path: langgraph/pregel/_checkpoint.py
+# put_writes_accepts_task_path), and the server does the same.
+_OPTIONAL_KWARGS = frozenset({"task_path"})
+
+
+def _accepted(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """kwargs without the optional ones fn's signature does not take."""
+    if not kwargs.keys() & _OPTIONAL_KWARGS:
+        return kwargs
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return kwargs
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in params or k not in _OPTIONAL_KWARGS}
 
 
 # --- errors -----------------------------------------------------------------

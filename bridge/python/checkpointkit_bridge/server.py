@@ -276,7 +276,7 @@ class Server:
         writes = shapes.decode_writes(params.get("writes"))
         task_id = string_param(params, "task_id")
         task_path = string_param(params, "task_path")
-        await self.call(req, h, "put_writes", config, writes, task_id, task_path)
+        await self.call(req, h, "put_writes", config, writes, task_id, task_path=task_path)
         return None
 
     async def m_get_tuple(self, req: Request, params: dict[str, Any]) -> Any:

@@ -136,3 +136,38 @@ def slow_open() -> Iterator[InMemorySaver]:
     """An InMemorySaver that takes SLOW seconds to open."""
     time.sleep(SLOW)
     yield InMemorySaver()
+
+
+class OldStyle(InMemorySaver):
+    """A saver written for an older BaseCheckpointSaver: its put_writes takes
+    no task_path, and its serde has the pre-3.0 dumps, which it prefers when
+    present (as some third-party savers check with hasattr)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.serde = NoDumpsSerde(self.serde)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str) -> None:  # type: ignore[override]
+        super().put_writes(config, writes, task_id)
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if hasattr(self.serde, "dumps"):
+            raise AssertionError("the serde offers dumps, which the saver's own serde lacks")
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+class NoDumpsSerde:
+    """A serde with dumps_typed/loads_typed only."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def dumps_typed(self, obj: Any) -> Any:
+        return self.inner.dumps_typed(obj)
+
+    def loads_typed(self, data: Any) -> Any:
+        return self.inner.loads_typed(data)
+
+
+def old_style() -> OldStyle:
+    return OldStyle()

@@ -45,6 +45,16 @@ def test_put_writes_and_pending_writes(client: Client) -> None:
     assert t["pending_writes"] == [["task", "a", {"$float": "-0"}]]
 
 
+def test_a_saver_without_task_path_or_dumps_is_called_as_langgraph_calls_it(serve: Any) -> None:
+    # LangGraph passes task_path only to a put_writes that takes it, and the
+    # server's serde wrapper offers only what the saver's serde has.
+    c = serve("savers:old_style")
+    s = opened(c)
+    c.call("put", put_params("1"), saver=s)
+    c.call("put_writes", {"config": cfg(cid="1"), "writes": [["a", 1]], "task_id": "task", "task_path": "~x"}, saver=s)
+    assert c.call("get_tuple", {"config": cfg(cid="1")}, saver=s)["pending_writes"] == [["task", "a", 1]]
+
+
 def test_non_utf8_ts_travels_as_the_same_bytes(serve: Any) -> None:
     c = serve("savers:keeping")
     s = opened(c)
