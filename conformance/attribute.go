@@ -28,7 +28,12 @@ import (
 // conformance/mutants) is known to cause that failure: explain.json lists,
 // per broad spec group and per rule, the rules whose mutants fail them. A
 // failure explained both ways (R explains X and X explains R) is not
-// explained: both stay root causes. `go test ./conformance/mutants -run
+// explained: both stay root causes. For a focused spec, being known is not
+// enough: explained means caused, so this run's failure must look the same
+// as the cause, by its evidence (see evidence.go): the same operation and
+// observation as a failure of R's own specs, or as X's specs showed under
+// R's mutants (explain.json's "signatures"). Otherwise X stays a root: a
+// missed explanation is preferred to a wrong one. `go test ./conformance/mutants -run
 // TestKillMatrix -mutants.full -mutants.explain=../explain.json` rewrites
 // the table.
 
@@ -43,6 +48,10 @@ type explanations struct {
 	// Focused maps a rule to the rules whose failure explains a failure of
 	// a focused spec citing it.
 	Focused map[string][]string `json:"focused"`
+	// Signatures maps a rule X and a rule R of Focused[X] to how X's
+	// focused specs failed under R's mutants: "operation/observation" of
+	// their evidence (see report.Evidence).
+	Signatures map[string]map[string][]string `json:"signatures"`
 }
 
 var explainTable = sync.OnceValue(func() explanations {
@@ -57,6 +66,23 @@ var explainTable = sync.OnceValue(func() explanations {
 // focused specs, one way only.
 func (x explanations) explains(r, x2 string) bool {
 	return r != x2 && slices.Contains(x.Focused[x2], r) && !slices.Contains(x.Focused[r], x2)
+}
+
+// seenUnder reports whether every failed focused spec citing x (and not
+// r) failed the way focused specs of x failed under a mutant of r: the
+// same operation with the same observation. A failed spec citing both is
+// r's own failure.
+func (x explanations) seenUnder(specs []report.SpecResult, r, id string) bool {
+	sigs := x.Signatures[id][r]
+	for _, s := range specs {
+		if s.Broad != "" || s.Status != report.StatusFailed || !slices.Contains(s.Rules, id) || slices.Contains(s.Rules, r) {
+			continue
+		}
+		if s.Evidence == nil || !slices.Contains(sigs, s.Evidence.Signature()) {
+			return false
+		}
+	}
+	return true
 }
 
 // broadSpec describes a broad spec.
@@ -124,8 +150,42 @@ func attributedEntry(s types.SpecReport) []string {
 
 // attribute finds the root causes of h's failures and fills the rule rows
 // and h.PrimaryFailedRules, h.FailedRules.
+//
+// Prerequisites are judged twice: first against every rule whose focused
+// specs failed, then, when a spec was left unjudged for a prerequisite that
+// turned out to fail only as a consequence (LIST-FILTER-1's spec failing on
+// a listing's order), against the root causes of the first pass.
 func attribute(h *report.HarnessReport) {
+	orig := cloneSpecs(h.Specs)
+	attributeWith(h, nil)
+	roots := map[string]bool{}
+	for _, id := range h.PrimaryFailedRules {
+		roots[id] = true
+	}
+	again := slices.ContainsFunc(h.Specs, func(s report.SpecResult) bool {
+		return slices.ContainsFunc(s.Needs, func(id string) bool { return !roots[id] })
+	})
+	if again {
+		h.Specs, h.Rules = orig, nil
+		attributeWith(h, roots)
+	}
+}
+
+// cloneSpecs copies specs deeply enough for attributeWith to run again.
+func cloneSpecs(specs []report.SpecResult) []report.SpecResult {
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].ExplainedBy = slices.Clone(out[i].ExplainedBy)
+		out[i].Attributed = slices.Clone(out[i].Attributed)
+	}
+	return out
+}
+
+// attributeWith is one pass of attribute; failedPrereqs, when not nil, are
+// the prerequisites that count as failed.
+func attributeWith(h *report.HarnessReport, failedPrereqs map[string]bool) {
 	x := explainTable()
+	judgePrerequisites(h.Specs, failedPrereqs)
 	focused := map[string]bool{} // rules of failed focused specs
 	differs := map[string]string{}
 	for _, s := range h.Specs {
@@ -146,18 +206,18 @@ func attribute(h *report.HarnessReport) {
 	for id := range differs {
 		evidence[id] = true
 	}
-	roots := map[string]bool{}
-	explained := map[string][]string{} // rule -> the failures explaining it
+	// edges[x] are the rules whose failure can have caused x's, this run.
+	edges := map[string][]string{}
 	for id := range focused {
 		for r := range evidence {
-			if x.explains(r, id) {
-				explained[id] = append(explained[id], r)
+			// The mutants say r can make id's specs fail; it explains
+			// this run's failures only when they look the same.
+			if x.explains(r, id) && (sameCause(h.Specs, r, id) || x.seenUnder(h.Specs, r, id)) {
+				edges[id] = append(edges[id], r)
 			}
 		}
-		if len(explained[id]) == 0 {
-			roots[id] = true
-		}
 	}
+	roots, explained := rootsOf(focused, differs, edges)
 	var broad []*report.SpecResult
 	for i := range h.Specs {
 		if s := &h.Specs[i]; s.Status == report.StatusFailed && s.Broad != "" {
@@ -229,6 +289,7 @@ func attribute(h *report.HarnessReport) {
 			if s.Status != report.StatusFailed {
 				rest.Add(s.Status)
 			}
+			row.Needs = append(row.Needs, s.Needs...)
 		}
 		switch {
 		case roots[r.ID]:
@@ -241,8 +302,63 @@ func attribute(h *report.HarnessReport) {
 		default:
 			row.Status = rest.Status()
 		}
+		if row.Status == report.StatusNotJudged {
+			row.Needs = docOrder(row.Needs)
+		} else {
+			row.Needs = nil
+		}
 		h.Rules = append(h.Rules, row)
 	}
+}
+
+// rootsOf decides which failed focused rules are root causes. A rule is
+// explained only by a root cause or a differing rule: a rule that failed
+// as a consequence explains nothing (an input fault's consequence must not
+// swallow a race). Rules left undecided, explained only by one another,
+// become root causes from the sources of that tangle on (all of them when
+// it is a cycle), and the explanations are drawn again.
+func rootsOf(failed map[string]bool, differs map[string]string, edges map[string][]string) (roots map[string]bool, explained map[string][]string) {
+	roots, explained = map[string]bool{}, map[string][]string{}
+	undecided := map[string]bool{}
+	for id := range failed {
+		if len(edges[id]) == 0 {
+			roots[id] = true
+		} else {
+			undecided[id] = true
+		}
+	}
+	for len(undecided) > 0 {
+		for changed := true; changed; {
+			changed = false
+			for _, id := range slices.Sorted(maps.Keys(undecided)) {
+				for _, r := range edges[id] {
+					if roots[r] || differs[r] != "" {
+						explained[id] = append(explained[id], r)
+					}
+				}
+				if len(explained[id]) > 0 {
+					delete(undecided, id)
+					changed = true
+				}
+			}
+		}
+		// What is left is explained only by other undecided rules: their
+		// sources become root causes (a cycle's every rule).
+		var sources []string
+		for id := range undecided {
+			if !slices.ContainsFunc(edges[id], func(r string) bool { return undecided[r] }) {
+				sources = append(sources, id)
+			}
+		}
+		if len(sources) == 0 {
+			sources = slices.Collect(maps.Keys(undecided))
+		}
+		for _, id := range sources {
+			roots[id] = true
+			delete(undecided, id)
+		}
+	}
+	return roots, explained
 }
 
 // skippedForAnother reports whether s is a broad spec that the harness

@@ -209,14 +209,14 @@ func sameRun(got, want []*spec.Tuple) string {
 }
 
 // settled returns copies of ts with nil pending writes, values, versions
-// and metadata made empty.
+// and metadata made empty, and pending writes sorted.
 func settled(ts []*spec.Tuple) []*spec.Tuple {
 	out := make([]*spec.Tuple, len(ts))
 	for i, t := range ts {
 		c := *t
-		if c.PendingWrites == nil {
-			c.PendingWrites = []spec.PendingWrite{}
-		}
+		// Which order writes of different tasks come in is free, and
+		// the order within a task is WRITES-13's matter: compared as sets.
+		c.PendingWrites = sortWrites(c.PendingWrites)
 		if c.Checkpoint.ChannelValues == nil {
 			c.Checkpoint.ChannelValues = map[string]any{}
 		}

@@ -46,7 +46,9 @@ func TestSuite(t *testing.T) {
 	Describe(Harness{Name: "memory-minimal", NotSupported: []string{"list_threads"}, New: func(ctx context.Context) (spec.Saver, func(), error) {
 		return minimal{memory.New()}, nil, nil
 	}})
-	Run(t, Harness{Name: "memory-run", New: newMemory})
+	rec := &listRecorder{used: map[string]map[string]string{}}
+	Run(t, Harness{Name: "memory-run", New: rec.new})
+	checkPrerequisitesDeclared(t, rec)
 
 	data, err := os.ReadFile(path)
 	if err != nil {

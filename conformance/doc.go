@@ -108,17 +108,40 @@
 // scenario relies on is broken. The report therefore separates the rules a
 // maintainer must fix from their consequences:
 //
+//   - A focused spec declares as prerequisites the rules its fixture relies
+//     on besides its own (LIST-LIMIT-1's spec filters, so it needs
+//     LIST-FILTER-1). When a prerequisite failed, the spec is "not judged:
+//     needs X" and accuses nothing; two rules that need each other are both
+//     judged. A self-test records every focused spec's List calls on the
+//     memory adapter and fails when one uses an unknown Before, a filter, a
+//     cross-thread list or a negative limit without citing or declaring the
+//     rule of that behaviour.
 //   - A rule whose focused spec failed is a root cause unless another failed
-//     rule is known to explain it: explain.json lists, per rule and per
-//     broad spec group, the rules whose mutants (package mutants) make them
-//     fail. A failure explained both ways explains nothing.
+//     rule explains it: explain.json lists, per rule, the rules whose mutants
+//     (package mutants) make its specs fail, and how they fail (the failing
+//     call's operation and observation); the explanation holds only when
+//     this run's failures look the same, or the same as the explaining
+//     rule's own. A failure explained both ways explains nothing. A missed
+//     explanation is preferred to a wrong one.
+//   - Every spec's saver is wrapped in a recorder of its calls: a failed
+//     spec's evidence is its failing call (the latest call whose error the
+//     failure quotes, else the latest call), what it returned, and the
+//     expected and actual values of the failing assertion. The report prints
+//     it under each root cause, with the spec's prerequisites.
+//   - A spec in which the transport between the suite and the saver could
+//     not carry a call (an error for which errors.As finds a [NotCarried]
+//     reporting true, such as package bridge's ErrNotCarried) is "not
+//     judged over this transport", neither passed nor failed.
 //   - A failed broad spec adds a root cause only when no failed or
 //     differing rule explains it: an engine scenario adds its ENGINE-* rule,
 //     the List matrix the rule its failing cases point at, the model the
 //     rule its shrunk reproduction points at.
 //
 // The broad specs look for the faults the focused specs miss, so they do not
-// stop at a difference a LangGraph saver has on purpose: they compare
+// stop at a difference a LangGraph saver has on purpose: where a sequence or
+// a List matrix case meets a recognised LangGraph behaviour (WRITES-5's
+// batches, PUT-11's re-puts, true matching 1, list(None), whole snapshots),
+// the model adopts it and judges the rest; they compare
 // numbers by value, pending writes in any order, ties between equal IDs
 // sorted, and accept a listing grouped by thread and namespace; they filter
 // on plain values only; an invalid call that fails need only leave the

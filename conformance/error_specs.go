@@ -139,7 +139,7 @@ func errorSpecs(e *env) {
 					"list before":    func() error { return listErr(ctx, e.s, spec.ListOptions{ThreadID: "t", Before: bad}) },
 					"delete thread":  func() error { return e.s.DeleteThread(ctx, bad) },
 				}
-				for what, call := range calls {
+				for what, call := range inOrder(calls) {
 					Expect(call()).To(MatchError(spec.ErrInvalidConfig), "%s %q", what, bad)
 				}
 			}
@@ -178,7 +178,7 @@ func ctxSpecs(e *env) {
 			e.threadFixture(ctx, "t")
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
-			for name, err := range callEvery(cctx, e.s) {
+			for name, err := range inOrder(callEvery(cctx, e.s)) {
 				Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%s: got %v, want context.Canceled", name, err)
 			}
 		})
@@ -187,7 +187,7 @@ func ctxSpecs(e *env) {
 			e.threadFixture(ctx, "t")
 			dctx, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
 			defer cancel()
-			for name, err := range callEvery(dctx, e.s) {
+			for name, err := range inOrder(callEvery(dctx, e.s)) {
 				Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "%s: got %v, want context.DeadlineExceeded", name, err)
 			}
 		})

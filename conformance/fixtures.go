@@ -209,6 +209,15 @@ func sortWrites(ws []spec.PendingWrite) []spec.PendingWrite {
 	return out
 }
 
+// byTask returns ws stably sorted by task ID: the order of each task's
+// writes is kept, the order of the tasks (which the contract leaves free)
+// is not.
+func byTask(ws []spec.PendingWrite) []spec.PendingWrite {
+	out := slices.Clone(ws)
+	slices.SortStableFunc(out, func(a, b spec.PendingWrite) int { return strings.Compare(a.TaskID, b.TaskID) })
+	return out
+}
+
 // idsOf returns the checkpoint IDs of tuples.
 func idsOf(ts []*spec.Tuple) []string {
 	out := make([]string, len(ts))
@@ -373,10 +382,12 @@ func diffTuple(got, want *spec.Tuple) string {
 	if got.PendingWrites == nil {
 		d = append(d, "pending writes: nil")
 	}
-	if len(got.PendingWrites) != len(want.PendingWrites) || !slices.EqualFunc(got.PendingWrites, want.PendingWrites, func(a, b spec.PendingWrite) bool {
+	// The order of different tasks' writes is free: compared grouped by
+	// task, each task's writes in the order returned.
+	if gw, ww := byTask(got.PendingWrites), byTask(want.PendingWrites); len(gw) != len(ww) || !slices.EqualFunc(gw, ww, func(a, b spec.PendingWrite) bool {
 		return a.TaskID == b.TaskID && a.Channel == b.Channel && same(a.Value, b.Value)
 	}) {
-		add("pending writes", diffOf(got.PendingWrites, want.PendingWrites))
+		add("pending writes", diffOf(gw, ww))
 	}
 	return strings.Join(d, "\n")
 }

@@ -107,7 +107,7 @@ func Describe(h Harness) bool {
 	return g.Describe(containerText(h.Name), func() {
 		e := &env{h: h}
 		g.BeforeEach(func(ctx g.SpecContext) {
-			e.s = nil
+			e.s, e.log = nil, nil
 			e.skipIfAsked()
 			s, cleanup, err := h.New(ctx)
 			Expect(err).NotTo(HaveOccurred(), "Harness.New")
@@ -115,8 +115,13 @@ func Describe(h Harness) bool {
 			if cleanup != nil {
 				g.DeferCleanup(cleanup)
 			}
-			e.s = s
+			e.log = &callLog{}
+			e.s = recorded(s, e.log)
 		}, g.NodeTimeout(specTimeout))
+		g.AfterEach(func() {
+			recordEvidence(e.log)
+			recordNotCarried(e.log)
+		})
 
 		putSpecs(e)
 		valueSpecs(e)
@@ -153,8 +158,9 @@ func Run(t *testing.T, h Harness) {
 
 // env is the per-harness state shared by the specs of one container.
 type env struct {
-	h Harness
-	s spec.Saver // fresh for every spec
+	h   Harness
+	s   spec.Saver // fresh for every spec, wrapped in a recorder
+	log *callLog   // the calls made to s
 }
 
 // skipIfAsked skips the current spec when the harness's Skip map names one

@@ -57,9 +57,15 @@ func listSpecs(e *env) {
 			g.GinkgoHelper()
 			return keysOf(e.list(ctx, opts))
 		}
+		// ids lists thread f with a filter and returns the IDs matched,
+		// sorted descending whatever order List gave: the filter specs
+		// must not depend on LIST-ORDER-1.
 		ids := func(ctx context.Context, f spec.Metadata) []string {
 			g.GinkgoHelper()
-			return idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: f}))
+			out := idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: f}))
+			slices.Sort(out)
+			slices.Reverse(out)
+			return out
 		}
 
 		// tied lists with runs of equal IDs sorted, so that a spec of
@@ -191,7 +197,8 @@ func listSpecs(e *env) {
 
 		check("[LIST-BEFORE-3] accepts a Before that names no checkpoint", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "035"})).To(Equal([]string{keyOf("a", "", "03"), keyOf("a", "", "01")}))
+			// In any order: the order is LIST-ORDER-1's matter.
+			Expect(sortedKeys(e.list(ctx, spec.ListOptions{ThreadID: "a", Before: "035"}))).To(Equal([]string{keyOf("a", "", "01"), keyOf("a", "", "03")}))
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "0"})).To(BeEmpty())
 			Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "~"})).To(HaveLen(3))
 		})
@@ -293,12 +300,31 @@ func listSpecs(e *env) {
 			e.put(ctx, "f", "", "", "c7", md("z", "\x00abc"))
 			got := [][]string{ids(ctx, md("z", "abc")), ids(ctx, md("z", "\x00abc"))}
 			if same(got, [][]string{{}, {"c7"}}) {
-				differ("NUL characters are kept in metadata, and filters compare with them (every LangGraph saver but the PostgreSQL ones)")
+				differ("NUL characters are kept in metadata, and filters compare with them (LangGraph.js's savers)")
 			}
 			Expect(got).To(Equal([][]string{{"c7"}, {}}), "filters z=\"abc\", z=\"\\x00abc\"")
 		})
 
-		check("[LIST-LIMIT-1] keeps the first N results after filter and Before", lList, func(ctx context.Context) {
+		check("[LIST-LIMIT-1] keeps N results that pass the filter and Before", lList, func(ctx context.Context) {
+			e.filterFixture(ctx)
+			// Which N is LIST-ORDER-1's matter (next spec): here, only how
+			// many, and that each passes the filter and the cut.
+			count := func(opts spec.ListOptions, want int, pass func(*spec.Tuple) bool) {
+				g.GinkgoHelper()
+				got := e.list(ctx, opts)
+				Expect(got).To(HaveLen(want), "filter %v before %q limit %d", opts.Filter, opts.Before, opts.Limit)
+				for _, t := range got {
+					Expect(pass(t)).To(BeTrue(), "%s does not pass filter %v before %q", keyString(t.Config), opts.Filter, opts.Before)
+				}
+			}
+			loop := func(t *spec.Tuple) bool { return t.Metadata["source"] == "loop" }
+			count(spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Limit: 1}, 1, loop)
+			count(spec.ListOptions{ThreadID: "f", Filter: md("source", "input"), Limit: 1}, 1, func(t *spec.Tuple) bool { return t.Metadata["source"] == "input" })
+			count(spec.ListOptions{ThreadID: "f", Before: "c5", Limit: 2}, 2, func(t *spec.Tuple) bool { return t.Config.CheckpointID < "c5" })
+			count(spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Before: "c3", Limit: 5}, 1, loop)
+		})
+
+		checkNeeds("[LIST-LIMIT-1] keeps the first N results after filter and Before", []string{"LIST-ORDER-1"}, lList, func(ctx context.Context) {
 			e.filterFixture(ctx)
 			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Limit: 1}))).To(Equal([]string{"c3"}))
 			Expect(idsOf(e.list(ctx, spec.ListOptions{ThreadID: "f", Filter: md("source", "loop"), Before: "c3", Limit: 1}))).To(Equal([]string{"c2"}))
@@ -308,10 +334,13 @@ func listSpecs(e *env) {
 
 		check("[LIST-LIMIT-2] treats 0 as no limit and returns everything under a large limit", lList, func(ctx context.Context) {
 			e.listFixture(ctx)
-			// A Before above every ID, so that a saver reading an empty
-			// Before as a cut passes here.
+			// Before names a stored checkpoint above every other, so that
+			// a saver reading an empty Before as a cut passes here, and
+			// one mishandling a Before that names no checkpoint
+			// (LIST-BEFORE-3) does too; only LIST-BEFORE-1's cut is used.
+			e.put(ctx, "a", "", "", "09", nil)
 			for _, limit := range []int{0, 1000} {
-				Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "~", Limit: limit})).To(ContainElements(keyOf("a", "", "05"), keyOf("a", "", "03"), keyOf("a", "", "01")), "limit %d", limit)
+				Expect(keys(ctx, spec.ListOptions{ThreadID: "a", Before: "09", Limit: limit})).To(ContainElements(keyOf("a", "", "05"), keyOf("a", "", "03"), keyOf("a", "", "01")), "limit %d", limit)
 			}
 		})
 	})

@@ -35,7 +35,7 @@ func listThreadsSpecs(e *env) {
 			Expect(tied(ctx, spec.ListOptions{Namespace: "none"})).To(BeEmpty())
 		})
 
-		check("[LIST-SCOPE-6] applies AllNamespaces, CheckpointID, Before and filter across threads", lListThreads, func(ctx context.Context) {
+		checkNeeds("[LIST-SCOPE-6] applies AllNamespaces, CheckpointID, Before and filter across threads", []string{"LIST-FILTER-1"}, lListThreads, func(ctx context.Context) {
 			e.listThreads(ctx)
 			e.listFixture(ctx)
 			// In any order: how threads interleave is LIST-ORDER-4's matter.
@@ -43,7 +43,11 @@ func listThreadsSpecs(e *env) {
 				g.GinkgoHelper()
 				return sortedKeys(e.list(ctx, opts))
 			}
-			Expect(set(spec.ListOptions{AllNamespaces: true})).To(HaveLen(8), "every thread and namespace")
+			everything := set(spec.ListOptions{AllNamespaces: true})
+			Expect(everything).To(HaveLen(8), "every thread and namespace")
+			if byID := set(spec.ListOptions{AllNamespaces: true, CheckpointID: "03"}); same(byID, everything) {
+				differ("a List of every thread ignores the checkpoint ID too, as LangGraph's list(None) does")
+			}
 			Expect(set(spec.ListOptions{AllNamespaces: true, CheckpointID: "03"})).To(Equal([]string{keyOf("a", "", "03"), keyOf("a", "s:1", "03"), keyOf("b", "", "03")}), "CheckpointID 03")
 			// "04" exists only in thread b: the cut applies to thread a too.
 			Expect(set(spec.ListOptions{AllNamespaces: true, Before: "04"})).To(Equal([]string{
@@ -51,7 +55,7 @@ func listThreadsSpecs(e *env) {
 			Expect(set(spec.ListOptions{AllNamespaces: true, Filter: md("key", "b/s:1/06")})).To(Equal([]string{keyOf("b", "s:1", "06")}), "filter")
 		})
 
-		check("[LIST-ORDER-4] interleaves threads in one checkpoint ID descending order, the limit cutting that order", lListThreads, func(ctx context.Context) {
+		checkNeeds("[LIST-ORDER-4] interleaves threads in one checkpoint ID descending order, the limit cutting that order", []string{"LIST-SCOPE-6"}, lListThreads, func(ctx context.Context) {
 			e.listThreads(ctx)
 			e.listFixture(ctx)
 			got := tied(ctx, spec.ListOptions{AllNamespaces: true})
@@ -64,7 +68,7 @@ func listThreadsSpecs(e *env) {
 			Expect(tied(ctx, spec.ListOptions{AllNamespaces: true, Limit: 2})).To(Equal(want[:2]), "Limit 2")
 		})
 
-		check("[LIST-ORDER-2] orders equal IDs across threads by thread, then namespace", lListThreads, func(ctx context.Context) {
+		checkNeeds("[LIST-ORDER-2] orders equal IDs across threads by thread, then namespace", []string{"LIST-SCOPE-6"}, lListThreads, func(ctx context.Context) {
 			e.listThreads(ctx)
 			for _, th := range []string{"b", "a", "B", "ä"} {
 				for _, ns := range []string{"x", "", "X"} {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -31,6 +32,65 @@ type model struct {
 type lgVariant struct {
 	batchRule   bool // WRITES-5: a batch holding a regular write only inserts new keys
 	firstParent bool // PUT-11: a re-put keeps the checkpoint's first parent
+	trueIsOne   bool // LIST-FILTER-4: a filter's true matches 1 and false 0, and back
+	listNone    bool // LIST-SCOPE-6: List of every thread ignores Namespace and CheckpointID
+	snapshots   bool // PUT-5, PUT-6: whole snapshots, as WholeSnapshots declares
+}
+
+// any reports whether v follows any LangGraph behaviour.
+func (v lgVariant) any() bool { return v != lgVariant{} }
+
+// behaviours names the LangGraph behaviours v follows, for messages.
+func (v lgVariant) behaviours() []string {
+	var out []string
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{
+		{v.batchRule, "WRITES-5 batches"}, {v.firstParent, "PUT-11 first parent"}, {v.trueIsOne, "LIST-FILTER-4 true == 1"},
+		{v.listNone, "LIST-SCOPE-6 list(None)"}, {v.snapshots, "whole snapshots"},
+	} {
+		if b.on {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}
+
+// subsetsOf returns the combinations of the behaviours v follows worth
+// trying, the smallest first, without the empty one.
+func subsetsOf(v lgVariant) []lgVariant {
+	flags := []func(*lgVariant){}
+	for _, f := range []struct {
+		on  bool
+		set func(*lgVariant)
+	}{
+		{v.batchRule, func(x *lgVariant) { x.batchRule = true }}, {v.firstParent, func(x *lgVariant) { x.firstParent = true }},
+		{v.trueIsOne, func(x *lgVariant) { x.trueIsOne = true }}, {v.listNone, func(x *lgVariant) { x.listNone = true }},
+		{v.snapshots, func(x *lgVariant) { x.snapshots = true }},
+	} {
+		if f.on {
+			flags = append(flags, f.set)
+		}
+	}
+	var out []lgVariant
+	for size := 1; size <= len(flags); size++ {
+		for mask := 1; mask < 1<<len(flags); mask++ {
+			// Beyond three behaviours, each alone and all together: the
+			// replays multiply while shrinking.
+			if bits.OnesCount(uint(mask)) != size || len(flags) > 3 && size > 1 && size < len(flags) {
+				continue
+			}
+			var x lgVariant
+			for i, set := range flags {
+				if mask&(1<<i) != 0 {
+					set(&x)
+				}
+			}
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 type mkey struct{ thread, ns, id string }
@@ -183,6 +243,9 @@ func (m *model) get(cfg spec.Config) *spec.Tuple {
 // cutting the whole store.
 func (m *model) list(opts spec.ListOptions) []*spec.Tuple {
 	filter, _ := spec.NormalizeFilter(opts.Filter)
+	if m.lg.listNone && opts.ThreadID == "" {
+		opts.AllNamespaces, opts.CheckpointID = true, ""
+	}
 	var keys []mkey
 	for k, c := range m.cps {
 		switch {
@@ -190,7 +253,7 @@ func (m *model) list(opts spec.ListOptions) []*spec.Tuple {
 		case !opts.AllNamespaces && k.ns != opts.Namespace:
 		case opts.CheckpointID != "" && k.id != opts.CheckpointID:
 		case opts.Before != "" && k.id >= opts.Before:
-		case !modelMatch(c.metadata, filter):
+		case !modelMatch(c.metadata, filter, m.lg.trueIsOne):
 		default:
 			keys = append(keys, k)
 		}
@@ -216,14 +279,27 @@ func (m *model) listAll(opts spec.ListOptions) []*spec.Tuple {
 
 // modelMatch is the filter rule: every filter key present with an equal
 // value (spec.Equal is JSON-value equality).
-func modelMatch(md, filter spec.Metadata) bool {
+// With trueIsOne, a boolean also matches the number it stands for, as in
+// LangGraph's Python savers.
+func modelMatch(md, filter spec.Metadata, trueIsOne bool) bool {
 	for key, want := range filter {
 		got, ok := md[key]
-		if !ok || !spec.Equal(got, want) {
+		if !ok || !spec.Equal(got, want) && !(trueIsOne && spec.Equal(boolAsNumber(got), boolAsNumber(want))) {
 			return false
 		}
 	}
 	return true
+}
+
+// boolAsNumber returns 1 for true, 0 for false, and v otherwise.
+func boolAsNumber(v any) any {
+	if b, ok := v.(bool); ok {
+		if b {
+			return int64(1)
+		}
+		return int64(0)
+	}
+	return v
 }
 
 // deleteThread mirrors Saver.DeleteThread.

@@ -95,28 +95,33 @@ func randSequences() uint64 {
 // runSequence replays ops against a fresh saver from h and the model,
 // comparing every read and, after every write, the whole store. It returns
 // the index of the first divergent op and a description, or -1. When the
-// contract's model diverges and ops exercise a strict rule on which
-// LangGraph's savers differ (WRITES-5's batches, PUT-11's re-puts), it
-// replays ops with a model following those savers too, and keeps the run
-// that gets furthest: the focused specs judge the difference, this spec
-// the rest.
+// contract's model diverges and ops exercise strict rules on which
+// LangGraph's savers differ (WRITES-5's batches, PUT-11's re-puts, true
+// matching 1 in filters, list(None), whole snapshots), it replays ops with
+// models following every combination of those behaviours, and keeps the
+// run that gets furthest: the focused specs judge the differences, this
+// spec the rest.
 func runSequence(ctx context.Context, h Harness, ops []op) (int, string) {
 	at, why := runWith(ctx, h, ops, lgVariant{})
-	for _, v := range lgVariants(ops) {
+	for _, v := range subsetsOf(lgVariants(ops, h.has(WholeSnapshots))) {
 		if at < 0 {
 			break
 		}
 		if vat, vwhy := runWith(ctx, h, ops, v); vat < 0 || vat > at {
 			at, why = vat, vwhy
+			if vat >= 0 {
+				why += fmt.Sprintf(" (model following %v)", v.behaviours())
+			}
 		}
 	}
 	return at, why
 }
 
-// lgVariants returns the LangGraph variants of the model worth trying for
-// ops: only those of which ops exercise a difference.
-func lgVariants(ops []op) []lgVariant {
-	var batch, reput bool
+// lgVariants returns the LangGraph behaviours worth adopting for ops: only
+// those ops exercise. snapshots tells that the harness declares whole
+// snapshots already.
+func lgVariants(ops []op, snapshots bool) lgVariant {
+	var v lgVariant
 	put := map[mkey]bool{}
 	for _, o := range ops {
 		switch {
@@ -124,22 +129,23 @@ func lgVariants(ops []op) []lgVariant {
 		case o.kind == opWrites:
 			special := slices.ContainsFunc(o.writes, func(w spec.Write) bool { return spec.IsSpecialChannel(w.Channel) })
 			regular := slices.ContainsFunc(o.writes, func(w spec.Write) bool { return !spec.IsSpecialChannel(w.Channel) })
-			batch = batch || special && regular
+			v.batchRule = v.batchRule || special && regular
 		case o.kind == opPut:
 			k := mkey{o.cfg.ThreadID, o.cfg.Namespace, o.cp.ID}
-			reput = reput || put[k]
+			v.firstParent = v.firstParent || put[k]
+			v.snapshots = v.snapshots || !snapshots && put[mkey{o.cfg.ThreadID, o.cfg.Namespace, o.cfg.CheckpointID}]
 			put[k] = true
+		case o.kind == opList:
+			v.listNone = v.listNone || o.opts.ThreadID == "" && (!o.opts.AllNamespaces || o.opts.CheckpointID != "")
+			for _, fv := range o.opts.Filter {
+				switch fv.(type) {
+				case bool, int, int64, float64:
+					v.trueIsOne = true
+				}
+			}
 		}
 	}
-	switch {
-	case batch && reput:
-		return []lgVariant{{batchRule: true}, {firstParent: true}, {batchRule: true, firstParent: true}}
-	case batch:
-		return []lgVariant{{batchRule: true}}
-	case reput:
-		return []lgVariant{{firstParent: true}}
-	}
-	return nil
+	return v
 }
 
 // runWith is runSequence with one model variant.
@@ -151,7 +157,7 @@ func runWith(ctx context.Context, h Harness, ops []op, v lgVariant) (int, string
 	if cleanup != nil {
 		defer cleanup()
 	}
-	st := newGenState(h.has(WholeSnapshots))
+	st := newGenState(h.has(WholeSnapshots) || v.snapshots)
 	st.m.lg = v
 	for i, o := range ops {
 		switch d := step(ctx, s, st, o); d {

@@ -179,7 +179,7 @@ func putSpecs(e *env) {
 				cp.UpdatedChannels = []string{"a"} // as an engine sets it
 				e.putCP(ctx, spec.Config{ThreadID: "t", CheckpointID: parent}, cp, nil, spec.Versions{"a": ver})
 			}
-			for id, want := range map[string]string{"c1": "old", "c2": "new", "c3": "newer"} {
+			for id, want := range inOrder(map[string]string{"c1": "old", "c2": "new", "c3": "newer"}) {
 				expectSame(e.get(ctx, "t", "", id).Checkpoint.ChannelValues, map[string]any{"a": want}, id)
 			}
 		})
@@ -223,6 +223,18 @@ func putSpecs(e *env) {
 			}
 			Expect(got[0]).To(Equal([]string{"b", "a"}), "a non-nil list keeps its elements and order")
 			Expect(got[1]).To(BeNil(), "nil UpdatedChannels means unknown and must stay nil")
+		})
+
+		check("[PUT-15] never returns a non-empty UpdatedChannels shortened", lPut, func(ctx context.Context) {
+			cp := cpOf("c1", nil, nil)
+			cp.UpdatedChannels = []string{"draft", "branch:to:review", "log"}
+			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, nil, nil)
+			for _, got := range [][]string{e.get(ctx, "t", "", "c1").Checkpoint.UpdatedChannels, e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).Checkpoint.UpdatedChannels} {
+				if len(got) == 0 {
+					continue // nil or empty reads as "unknown": the engine then considers every node
+				}
+				Expect(got).To(ContainElements("draft", "branch:to:review", "log"), "a non-empty list keeps every channel")
+			}
 		})
 
 		check("[PUT-11] replaces checkpoint, metadata and parent on re-put, without duplicating it, and keeps its writes", lPut, func(ctx context.Context) {

@@ -103,6 +103,10 @@ func BuildReport(r types.Report) report.Report {
 	return out
 }
 
+// notJudgedTransport starts the message of a spec not judged because the
+// transport could not carry one of its calls to the saver.
+const notJudgedTransport = "not judged over this transport: "
+
 // maxMessage caps the failure message kept per spec in the JSON report.
 const maxMessage = 4096
 
@@ -154,6 +158,9 @@ func buildHarnessReport(name string, specs []types.SpecReport) report.HarnessRep
 		if st == report.StatusNotRun {
 			continue
 		}
+		if nc := notCarriedOf(s); nc != "" && (st == report.StatusPassed || st == report.StatusFailed) {
+			st, msg = report.StatusNotJudged, notJudgedTransport+nc+"\n"+msg
+		}
 		res := report.SpecResult{
 			Text: s.LeafNodeText, Rules: ruleIDsIn(s.LeafNodeText), Labels: s.Labels(), Status: st,
 			Broad: broadGroup(s.LeafNodeText), Message: capMessage(msg),
@@ -161,6 +168,9 @@ func buildHarnessReport(name string, specs []types.SpecReport) report.HarnessRep
 		if st == report.StatusFailed {
 			res.Location = location(s)
 			res.Attributed = attributedEntry(s)
+		}
+		if st == report.StatusFailed || st == report.StatusDiffers {
+			res.Evidence = evidenceOf(s)
 		}
 		h.Specs = append(h.Specs, res)
 	}

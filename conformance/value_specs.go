@@ -246,7 +246,7 @@ func valueSpecs(e *env) {
 		check("[VALUE-1] reads channel values back with their types", lPut, func(ctx context.Context) {
 			vals := typeValues()
 			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
-			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
+			for _, t := range []*spec.Tuple{e.readBack(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				expectSameTypes(t.Checkpoint.ChannelValues, vals, "channel values")
 			}
 		})
@@ -258,7 +258,7 @@ func valueSpecs(e *env) {
 			for _, k := range slices.Sorted(maps.Keys(vals)) {
 				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
 			}
-			got := []any{e.get(ctx, "t", "", "c1").Checkpoint.ChannelValues, writeValues(e.get(ctx, "t", "", "c2").PendingWrites)}
+			got := []any{e.readBack(ctx, "t", "", "c1").Checkpoint.ChannelValues, writeValues(e.readBack(ctx, "t", "", "c2").PendingWrites)}
 			want := []any{vals, vals}
 			if !same(got, want) && same(got, []any{wholeFloatsAsInts(vals), wholeFloatsAsInts(vals)}) {
 				differ("whole floats come back as integers (LangGraph.js's JSON serde has one number type)")
@@ -272,13 +272,13 @@ func valueSpecs(e *env) {
 			for _, k := range slices.Sorted(maps.Keys(vals)) {
 				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
 			}
-			expectSameTypes(writeValues(e.get(ctx, "t", "", "c1").PendingWrites), vals, "write values by channel")
+			expectSameTypes(writeValues(e.readBack(ctx, "t", "", "c1").PendingWrites), vals, "write values by channel")
 		})
 
 		check("[VALUE-2] round-trips the whole value model as channel values", lPut, func(ctx context.Context) {
 			vals := modelValues()
 			e.putValues(ctx, "t", "", "", "c1", vals, versionsOf(vals))
-			for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
+			for _, t := range []*spec.Tuple{e.readBack(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
 				expectSameValues(t.Checkpoint.ChannelValues, vals, "channel")
 			}
 		})
@@ -290,7 +290,7 @@ func valueSpecs(e *env) {
 				e.writes(ctx, cfg, "task-"+k, spec.Write{Channel: k, Value: vals[k]})
 			}
 			got := map[string]any{}
-			for _, w := range e.get(ctx, "t", "", "c1").PendingWrites {
+			for _, w := range e.readBack(ctx, "t", "", "c1").PendingWrites {
 				got[w.Channel] = w.Value
 			}
 			expectSameValues(got, vals, "write")
@@ -327,7 +327,7 @@ func valueSpecs(e *env) {
 			e.putValues(ctx, "t", "", "", "c1", in, vers)
 			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: []int(nil)}, spec.Write{Channel: "m", Value: map[string]int8{"a": 1}})
 			// Numbers compare by value: their Go types are VALUE-8's matter.
-			t := e.get(ctx, "t", "", "c1")
+			t := e.readBack(ctx, "t", "", "c1")
 			expectSameTypes(t.Checkpoint.ChannelValues, want, "channel values")
 			expectSameTypes(writeValues(t.PendingWrites), map[string]any{"w": []any{}, "m": map[string]any{"a": int64(1)}}, "write values (a nil []int, a map[string]int8)")
 		})
@@ -340,7 +340,7 @@ func valueSpecs(e *env) {
 				"nested": []any{map[string]any{"k": struct{}{}}},
 			}
 			cfg := e.put(ctx, "t", "", "", "c0", nil)
-			for name, v := range bad {
+			for name, v := range inOrder(bad) {
 				cp := cpOf("c-"+name, map[string]any{"ok": "fine", "bad": v}, spec.Versions{"ok": "1", "bad": "1"})
 				_, err := e.s.Put(ctx, spec.Config{ThreadID: "t"}, cp, nil, spec.Versions{"ok": "1", "bad": "1"})
 				Expect(err).To(MatchError(spec.ErrUnsupportedValue), "Put with %s", name)
@@ -378,21 +378,53 @@ func valueSpecs(e *env) {
 				"a.b": "dotted", "$where": "dollar", "it's \"q\"": "quotes", "ü日本": "unicode", "parents": map[string]any{},
 			}
 			e.put(ctx, "t", "", "", "c1", in)
-			expectSame(map[string]any(e.get(ctx, "t", "", "c1").Metadata), want, "metadata")
+			expectSame(map[string]any(e.readBack(ctx, "t", "", "c1").Metadata), want, "metadata")
 			expectSame(map[string]any(e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).Metadata), want, "listed metadata")
+		})
+
+		check("[VALUE-11] reads top-level integer metadata back as int64, step included", lPut, func(ctx context.Context) {
+			want := map[string]any{"step": int64(3), "neg": int64(-1), "zero": int64(0), "big": int64(1) << 53}
+			in := spec.Metadata{"source": "loop"}
+			for k, v := range want {
+				in[k] = v
+			}
+			e.put(ctx, "t", "", "", "c1", in)
+			for _, md := range []spec.Metadata{e.get(ctx, "t", "", "c1").Metadata, e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).Metadata} {
+				for k, v := range want {
+					Expect(md[k]).To(equalTyped(v), "metadata %q", k)
+				}
+			}
 		})
 
 		check("[VALUE-7] removes NULs from top-level string metadata values only", lPut, func(ctx context.Context) {
 			in := spec.Metadata{"s": "\x00a\x00b\x00", "nested": map[string]any{"s": "a\x00b"}, "list": []any{"\x00"}, "k\x00ey": "v"}
 			want := map[string]any{"s": "ab", "nested": map[string]any{"s": "a\x00b"}, "list": []any{"\x00"}, "k\x00ey": "v"}
 			e.put(ctx, "t", "", "", "c1", in)
-			got := map[string]any(e.get(ctx, "t", "", "c1").Metadata)
+			got := map[string]any(e.readBack(ctx, "t", "", "c1").Metadata)
 			if same(got, map[string]any(in)) {
-				differ("NUL characters are kept in metadata (every LangGraph saver but the PostgreSQL ones)")
+				differ("NUL characters are kept in metadata (LangGraph.js's savers)")
 			}
 			if !same(got, want) {
 				g.Fail(fmt.Sprintf("metadata: got %q, want %q", got, want))
 			}
 		})
 	})
+}
+
+// readBack reads a checkpoint back through both GetTuple and List (by its
+// checkpoint ID) and fails the spec unless they return the same tuple,
+// types included: a round trip must not depend on the method that reads
+// it. It returns GetTuple's tuple.
+func (e *env) readBack(ctx context.Context, thread, ns, id string) *spec.Tuple {
+	g.GinkgoHelper()
+	got := e.get(ctx, thread, ns, id)
+	listed := e.list(ctx, spec.ListOptions{ThreadID: thread, Namespace: ns, CheckpointID: id})
+	Expect(listed).To(HaveLen(1), "List of checkpoint %s", keyOf(thread, ns, id))
+	// Nil and empty, and the order of different tasks' writes, are
+	// other rules' matter (GET-6, PUT-13, WRITES-9).
+	a, b := settled([]*spec.Tuple{got})[0], settled(listed)[0]
+	if d := diffOf(b, a); d != "" {
+		g.Fail(fmt.Sprintf("List and GetTuple read %s back differently (-GetTuple +List):\n%s", keyOf(thread, ns, id), d))
+	}
+	return got
 }

@@ -162,5 +162,26 @@ func writesSpecs(e *env) {
 			Expect(pws).NotTo(BeNil())
 			Expect(pws).To(BeEmpty())
 		})
+
+		check("[WRITES-13] returns the regular writes of one task in index order", lWrites, func(ctx context.Context) {
+			setup(ctx)
+			e.writes(ctx, cfg, "task",
+				spec.Write{Channel: "z", Value: "1"}, spec.Write{Channel: spec.ErrorChannel, Value: "e"},
+				spec.Write{Channel: "a", Value: "2"}, spec.Write{Channel: "z", Value: "3"}, spec.Write{Channel: "m", Value: "4"})
+			e.writes(ctx, cfg, spec.NullTaskID, spec.Write{Channel: "log", Value: "first"}, spec.Write{Channel: "log", Value: "second"})
+			regular := func(pws []spec.PendingWrite, task string) []spec.PendingWrite {
+				out := []spec.PendingWrite{}
+				for _, w := range pws {
+					if w.TaskID == task && !spec.IsSpecialChannel(w.Channel) {
+						out = append(out, w)
+					}
+				}
+				return out
+			}
+			for _, got := range [][]spec.PendingWrite{pending(ctx), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"}).PendingWrites} {
+				Expect(regular(got, "task")).To(equalTyped([]spec.PendingWrite{pw("task", "z", "1"), pw("task", "a", "2"), pw("task", "z", "3"), pw("task", "m", "4")}))
+				Expect(regular(got, spec.NullTaskID)).To(equalTyped([]spec.PendingWrite{pw(spec.NullTaskID, "log", "first"), pw(spec.NullTaskID, "log", "second")}))
+			}
+		})
 	})
 }

@@ -94,6 +94,6 @@ func TestEngineEvidence(t *testing.T) {
 	}
 	t.Log("rule\tmutant\tfirst failure of each engine scenario or trace it fails\n" + b.String())
 	if *explainFile != "" {
-		mergeExplain(t, broad, nil)
+		mergeExplain(t, broad, nil, nil)
 	}
 }

@@ -67,12 +67,15 @@ type killResult struct {
 	// BroadFailed lists the groups of the failed broad specs (model, List
 	// matrix, engine scenarios and traces); NarrowFailed the rules cited by
 	// the failed focused specs, which are all the others.
-	BroadFailed  []string      `json:"broad_failed,omitempty"`
-	NarrowFailed []string      `json:"narrow_failed,omitempty"`
-	FailedSpecs  int           `json:"failed_specs"`
-	Races        []string      `json:"races,omitempty"` // rules cited by specs during which a race was reported
-	Duration     time.Duration `json:"duration_ns"`
-	Detail       string        `json:"detail,omitempty"`
+	BroadFailed  []string `json:"broad_failed,omitempty"`
+	NarrowFailed []string `json:"narrow_failed,omitempty"`
+	// NarrowSignatures maps each rule of NarrowFailed to how its focused
+	// specs failed (report.Evidence.Signature).
+	NarrowSignatures map[string][]string `json:"narrow_signatures,omitempty"`
+	FailedSpecs      int                 `json:"failed_specs"`
+	Races            []string            `json:"races,omitempty"` // rules cited by specs during which a race was reported
+	Duration         time.Duration       `json:"duration_ns"`
+	Detail           string              `json:"detail,omitempty"`
 }
 
 // ok reports whether the row is acceptable.
@@ -212,6 +215,14 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 		}
 		if s.Broad == "" {
 			res.NarrowFailed = append(res.NarrowFailed, s.Rules...)
+			if s.Evidence != nil {
+				if res.NarrowSignatures == nil {
+					res.NarrowSignatures = map[string][]string{}
+				}
+				for _, id := range s.Rules {
+					addRule(res.NarrowSignatures, id, s.Evidence.Signature())
+				}
+			}
 		}
 	}
 	slices.Sort(res.NarrowFailed)

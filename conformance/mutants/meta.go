@@ -132,11 +132,14 @@ func init() {
 	})
 	register(Mutant{
 		Name: "metadata-int-as-float", Rule: "VALUE-6",
-		Description: "Integer metadata values read back as float64, as after a JSON round trip.",
+		Description: "Integers nested in metadata values read back as float64, as after a JSON round trip (top-level integers are VALUE-11's).",
 		New: func() spec.Saver {
 			w := wrap()
 			w.MapTuple = func(t *spec.Tuple) {
 				for k, v := range t.Metadata {
+					if _, top := v.(int64); top {
+						continue
+					}
 					t.Metadata[k] = walk(v, func(x any) any {
 						if i, ok := x.(int64); ok {
 							return float64(i)
@@ -147,7 +150,7 @@ func init() {
 			}
 			return w
 		},
-		Witness: witnessMeta(spec.Metadata{"step": 3}),
+		Witness: witnessMeta(spec.Metadata{"step": 3, "counts": map[string]any{"n": 3}}),
 	})
 	register(Mutant{
 		Name: "metadata-dotted-key-nested", Rule: "VALUE-6",

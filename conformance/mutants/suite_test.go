@@ -57,7 +57,7 @@ func TestMutantSuite(t *testing.T) {
 		// Several mutants joined by "+" run stacked (see Stack).
 		var ms []Mutant
 		for n := range strings.SplitSeq(name, "+") {
-			m, ok := Lookup(n)
+			m, ok := lookupAny(n)
 			if !ok {
 				t.Fatalf("%s=%q: %q names no registered mutant", envMutant, name, n)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -107,10 +108,12 @@ func init() {
 	})
 	register(Mutant{
 		Name: "pending-writes-unsorted", Rule: "WRITES-9",
-		Description: "Pending writes come back in reverse key order instead of by task ID then index.",
+		Description: "Pending writes come back with the tasks in reverse order (each task's writes in order) instead of by task ID.",
 		New: func() spec.Saver {
 			w := wrap()
-			w.MapTuple = func(t *spec.Tuple) { slices.Reverse(t.PendingWrites) }
+			w.MapTuple = func(t *spec.Tuple) {
+				slices.SortStableFunc(t.PendingWrites, func(a, b spec.PendingWrite) int { return strings.Compare(b.TaskID, a.TaskID) })
+			}
 			return w
 		},
 		Witness: func(ctx context.Context, s spec.Saver) any {

@@ -53,7 +53,11 @@ func levelOf(caps []capStatus, selfTestOK bool) Level {
 			allPassed = false
 		}
 		if !c.optional {
-			if st == StatusPassed || st == StatusDiffers {
+			// A rule not judged keeps BASE, like one that differs: it is
+			// not judged because a prerequisite failed (and that failure
+			// makes the level PARTIAL) or because the transport between
+			// the suite and the saver cannot carry what it checks.
+			if st == StatusPassed || st == StatusDiffers || st == StatusNotJudged {
 				basePassed++
 			} else {
 				allBase = false
@@ -73,7 +77,7 @@ func levelOf(caps []capStatus, selfTestOK bool) Level {
 
 // worse returns the worse of two statuses for a tier's capability row.
 func worse(a, b Status) Status {
-	order := []Status{StatusFailed, StatusSkipped, StatusNotRun, StatusDiffers, StatusPassed, StatusExplained, StatusNotSupported}
+	order := []Status{StatusFailed, StatusNotJudged, StatusSkipped, StatusNotRun, StatusDiffers, StatusPassed, StatusExplained, StatusNotSupported}
 	ia, ib := slices.Index(order, a), slices.Index(order, b)
 	if ia < 0 {
 		return b

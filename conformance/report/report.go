@@ -132,9 +132,14 @@ type Status string
 // the saver follows a documented LangGraph behaviour instead of a strict
 // rule, skipped when the harness skipped it, not_supported when the saver
 // lacks the optional capability, not_run when filtered out (e.g. by
-// -ginkgo.label-filter). A rule is failed only when it is a root cause
-// (see HarnessReport.PrimaryFailedRules) and explained when its own specs
-// passed but a broad spec citing it failed because of another rule.
+// -ginkgo.label-filter). A spec is not_judged when it failed but a rule it
+// declares as a prerequisite failed too (its fixture relies on that rule,
+// so the failure says nothing about its own), or when the transport
+// between the suite and the saver cannot carry what it checks. A rule is
+// failed only when it is a root cause (see
+// HarnessReport.PrimaryFailedRules), explained when its failures are
+// consequences of another rule's, and not_judged when every failing spec
+// citing it was not judged.
 const (
 	StatusPassed       Status = "passed"
 	StatusDiffers      Status = "differs"
@@ -142,6 +147,7 @@ const (
 	StatusSkipped      Status = "skipped"
 	StatusNotRun       Status = "not_run"
 	StatusExplained    Status = "explained"
+	StatusNotJudged    Status = "not_judged"
 	StatusFailed       Status = "failed"
 )
 
@@ -152,6 +158,7 @@ type Counts struct {
 	Differs      int `json:"differs"`
 	Skipped      int `json:"skipped"`
 	NotSupported int `json:"not_supported"`
+	NotJudged    int `json:"not_judged,omitempty"`
 }
 
 // Add counts one spec outcome; not_run is not counted.
@@ -167,6 +174,8 @@ func (c *Counts) Add(st Status) {
 		c.Skipped++
 	case StatusNotSupported:
 		c.NotSupported++
+	case StatusNotJudged:
+		c.NotJudged++
 	}
 }
 
@@ -175,6 +184,8 @@ func (c Counts) Status() Status {
 	switch {
 	case c.Failed > 0:
 		return StatusFailed
+	case c.NotJudged > 0:
+		return StatusNotJudged
 	case c.Skipped > 0:
 		return StatusSkipped
 	case c.Differs > 0:
@@ -214,6 +225,9 @@ type RuleResult struct {
 	// ExplainedBy, for status explained, lists the root causes that explain
 	// the failed broad specs citing the rule.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// Needs, for status not_judged, lists the failed prerequisites that
+	// kept the rule's failing specs from being judged.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // SpecResult is the outcome of one spec.
@@ -237,7 +251,44 @@ type SpecResult struct {
 	// focused specs that explain the failure; empty when the spec's own
 	// attributed rules became root causes.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// Prerequisites are the rules the spec declares its fixture relies on
+	// besides its own: when one of them failed, the spec is not judged.
+	Prerequisites []string `json:"prerequisites,omitempty"`
+	// Needs, for status not_judged, lists the failed prerequisites.
+	Needs []string `json:"needs,omitempty"`
+	// Evidence, for a failed spec, is what the failure observed: the first
+	// failing saver call and the expected and actual values.
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
+
+// Evidence is what a failing spec observed.
+type Evidence struct {
+	// Call is the saver call the failure concerns, e.g.
+	// `List(thread="a" before="~" limit=0)`: the last call the spec made
+	// before its failing assertion.
+	Call string `json:"call,omitempty"`
+	// Operation is the method of Call ("List", "GetTuple", ...).
+	Operation string `json:"operation,omitempty"`
+	// Result summarises what Call returned: "error: ...", "not found",
+	// "3 tuples", "ok".
+	Result string `json:"result,omitempty"`
+	// Observation classifies Result: "error", "not found", "empty", "some",
+	// "ok", "panic". Two failures share a cause only when their operations
+	// and observations agree.
+	Observation string `json:"observation,omitempty"`
+	// Expected and Actual are the values of the failing assertion, when
+	// its message gives them.
+	Expected string `json:"expected,omitempty"`
+	Actual   string `json:"actual,omitempty"`
+	// Lengths tells, when Expected and Actual are lists, whether they have
+	// the "same" length or an "other" one: a listing in the wrong order is
+	// not a listing of the wrong checkpoints.
+	Lengths string `json:"lengths,omitempty"`
+}
+
+// Signature is how a failure looks when the report decides whether
+// another failure explains it: "operation/observation".
+func (e Evidence) Signature() string { return e.Operation + "/" + e.Observation }
 
 // Tier is one of the two tiers every rule of SPEC.md belongs to.
 type Tier string

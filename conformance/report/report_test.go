@@ -111,3 +111,25 @@ func TestDecode(t *testing.T) {
 		t.Error("Decode accepted broken JSON")
 	}
 }
+
+func TestWriteTextEvidence(t *testing.T) {
+	rep := Report{Harnesses: []HarnessReport{{
+		Name: "s", PrimaryFailedRules: []string{"LIST-LIMIT-2"},
+		Rules: []RuleResult{{ID: "LIST-LIMIT-2", Tier: TierCore, Status: StatusFailed}, {ID: "LIST-LIMIT-1", Tier: TierCore, Status: StatusNotJudged, Needs: []string{"LIST-FILTER-1"}}},
+		Specs: []SpecResult{{
+			Text: "[LIST-LIMIT-2] x", Rules: []string{"LIST-LIMIT-2"}, Status: StatusFailed, Message: "boom",
+			Prerequisites: []string{"LIST-BEFORE-1"},
+			Evidence:      &Evidence{Call: `List(thread="a" limit=0)`, Operation: "List", Result: "0 tuples", Observation: "empty", Expected: "[a b]", Actual: "[]"},
+		}},
+	}}}
+	var b strings.Builder
+	WriteText(&b, rep)
+	for _, want := range []string{
+		`first failing call: List(thread="a" limit=0) -> 0 tuples`, "expected: [a b]", "actual:   []",
+		"prerequisites: LIST-BEFORE-1", "LIST-LIMIT-1       not judged: needs LIST-FILTER-1",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -38,10 +38,12 @@ func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 			writeRootCause(w, h, id)
 		}
 	}
-	var differs []RuleResult
+	var differs, notJudged []RuleResult
 	var explained []string
 	for _, r := range h.Rules {
 		switch r.Status {
+		case StatusNotJudged:
+			notJudged = append(notJudged, r)
 		case StatusDiffers:
 			differs = append(differs, r)
 		case StatusExplained:
@@ -52,6 +54,16 @@ func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 		fmt.Fprintf(w, "  strict rules where the saver does what a LangGraph saver does instead (%d):\n", len(differs))
 		for _, r := range differs {
 			fmt.Fprintf(w, "    %-18s differs: %s\n", r.ID, r.Behaviour)
+		}
+	}
+	if len(notJudged) > 0 {
+		fmt.Fprintf(w, "  not judged, a prerequisite failed (%d):\n", len(notJudged))
+		for _, r := range notJudged {
+			if len(r.Needs) > 0 {
+				fmt.Fprintf(w, "    %-18s not judged: needs %s\n", r.ID, strings.Join(r.Needs, ", "))
+			} else {
+				fmt.Fprintf(w, "    %-18s not judged over this transport\n", r.ID)
+			}
 		}
 	}
 	if len(explained) > 0 {
@@ -74,12 +86,14 @@ func writeHarness(w io.Writer, h HarnessReport, seed uint64) {
 			n.Skipped++
 		case StatusNotSupported:
 			n.NotSupported++
+		case StatusNotJudged:
+			n.NotJudged++
 		default:
 			notRun++
 		}
 	}
-	fmt.Fprintf(w, "  rules: %d passed, %d failed (root causes), %d differ, %d skipped, %d not supported, %d not run; %d in SPEC.md (%d core, %d strict); %d specs\n",
-		n.Passed, n.Failed, n.Differs, n.Skipped, n.NotSupported, notRun, len(h.Rules), tiers[TierCore], tiers[TierStrict], len(h.Specs))
+	fmt.Fprintf(w, "  rules: %d passed, %d failed (root causes), %d not judged, %d differ, %d skipped, %d not supported, %d not run; %d in SPEC.md (%d core, %d strict); %d specs\n",
+		n.Passed, n.Failed, n.NotJudged, n.Differs, n.Skipped, n.NotSupported, notRun, len(h.Rules), tiers[TierCore], tiers[TierStrict], len(h.Specs))
 }
 
 // strictVerdict is the strict level, with the differing rules named.
@@ -108,6 +122,7 @@ func writeRootCause(w io.Writer, h HarnessReport, id string) {
 		return
 	}
 	fmt.Fprintf(w, "    %-18s %-6s %s\n", id, tier, clip(s.Text, printedLineWidth))
+	writeEvidence(w, s)
 	lines := strings.Split(strings.TrimSpace(s.Message), "\n")
 	for i, l := range lines {
 		if i == printedMessageLines {
@@ -117,6 +132,30 @@ func writeRootCause(w io.Writer, h HarnessReport, id string) {
 		fmt.Fprintf(w, "        %s\n", clip(l, printedLineWidth))
 	}
 }
+
+// writeEvidence prints what a root cause's first failing spec observed:
+// the call, what it returned, the expected and actual values, and the
+// prerequisites the spec had (all of which passed, or it would not be a
+// root cause, unless they need each other).
+func writeEvidence(w io.Writer, s *SpecResult) {
+	if ev := s.Evidence; ev != nil {
+		if ev.Call != "" {
+			fmt.Fprintf(w, "        first failing call: %s -> %s\n", clip(ev.Call, printedLineWidth-40), ev.Result)
+		} else if ev.Operation != "" {
+			fmt.Fprintf(w, "        observed: %s, %s (%s)\n", ev.Operation, ev.Observation, clip(ev.Result, printedLineWidth-40))
+		}
+		if ev.Expected != "" || ev.Actual != "" {
+			fmt.Fprintf(w, "        expected: %s\n", clip(oneLine(ev.Expected), printedLineWidth-20))
+			fmt.Fprintf(w, "        actual:   %s\n", clip(oneLine(ev.Actual), printedLineWidth-20))
+		}
+	}
+	if len(s.Prerequisites) > 0 {
+		fmt.Fprintf(w, "        prerequisites: %s\n", strings.Join(s.Prerequisites, ", "))
+	}
+}
+
+// oneLine joins the lines of s with single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // firstEvidence returns the first failed spec that makes id a root cause:
 // a focused spec citing it, else a broad spec attributed to it.
