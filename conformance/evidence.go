@@ -180,6 +180,14 @@ func notCarriedOf(s types.SpecReport) string {
 	return ""
 }
 
+// carriedNot reports whether a call of the spec was not carried to the
+// saver.
+func (l *callLog) carriedNot() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.notCarried != nil
+}
+
 // isConcurrent reports whether calls of the spec overlapped.
 func (l *callLog) isConcurrent() bool {
 	l.mu.Lock()

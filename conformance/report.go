@@ -158,8 +158,9 @@ func buildHarnessReport(name string, specs []types.SpecReport) report.HarnessRep
 		if st == report.StatusNotRun {
 			continue
 		}
-		if nc := notCarriedOf(s); nc != "" && (st == report.StatusPassed || st == report.StatusFailed) {
-			st, msg = report.StatusNotJudged, notJudgedTransport+nc+"\n"+msg
+		carried := st == report.StatusSkipped && strings.HasPrefix(msg, notCarriedSkip)
+		if nc := notCarriedOf(s); nc != "" && (st == report.StatusPassed || st == report.StatusFailed || carried) {
+			st, msg = report.StatusNotJudged, notJudgedTransport+nc+"\n"+strings.TrimPrefix(msg, notCarriedSkip)
 		}
 		res := report.SpecResult{
 			Text: s.LeafNodeText, Rules: ruleIDsIn(s.LeafNodeText), Labels: s.Labels(), Status: st,
