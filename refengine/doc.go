@@ -104,7 +104,7 @@
 // # Checked against LangGraph Python
 //
 // LangGraph Python is the reference runtime. TestAgainstLangGraphPython
-// (package refengine/enginetest) runs 56 scenarios on refengine and on
+// (package refengine/enginetest) runs 57 scenarios on refengine and on
 // LangGraph Python 1.2.24 (langgraph-checkpoint 4.3.2, its InMemorySaver
 // recorded by bridge/python/checkpointkit_bridge/recorder.py; the graphs
 // are in bridge/python/scenarios) and compares their saver traffic in the
@@ -145,6 +145,10 @@
 //     pregel/_checkpoint.py:174); when the thread has moved past it, the
 //     run replays finished tasks (_loop.py:990) and forks even from an
 //     update or fork checkpoint (_loop.py:1003-1010).
+//   - UpdateState builds the update on the checkpoint's channels alone: the
+//     saved writes of tasks that already finished are applied only by an
+//     update as End (checked against LangGraph Python 1.2.24 by the
+//     update_finished_task scenario; older runtimes applied them).
 //   - UpdateState addressed by ID reads the latest checkpoint too and stores
 //     the update's writes on the updated checkpoint only when it is the
 //     latest (pregel/main.py:4327); the writes carry the task path

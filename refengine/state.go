@@ -242,7 +242,7 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 }
 
 // applySaved applies the null writes and the saved writes of finished tasks
-// of a checkpoint, as UpdateState does on the latest checkpoint.
+// of a checkpoint, as an UpdateState as End does.
 func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks []*task, pending []spec.PendingWrite, next func(spec.Version) spec.Version) error {
 	var null []spec.Write
 	byID := map[string]*task{}

@@ -124,13 +124,11 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
 	var tasks []*task
 	if saved != nil {
+		// The saved writes of tasks that already finished are not applied:
+		// LangGraph Python 1.2 builds the update on the checkpoint's
+		// channels alone (only an update as End applies them, below).
 		if tasks, err = g.prepareTasks(&cp, chans, cfg.Namespace, step+1); err != nil {
 			return spec.Config{}, err
-		}
-		if cfg.CheckpointID == "" {
-			if err := g.applySaved(&cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
-				return spec.Config{}, err
-			}
 		}
 	}
 	// The writes go on the updated checkpoint, unless the thread has moved
@@ -154,7 +152,7 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		}
 		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values, store)
 	case End:
-		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, cfg.CheckpointID != "", values)
+		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, values)
 	case "":
 		if ups[0].AsNode, err = g.lastNode(&cp); err != nil {
 			return spec.Config{}, err
@@ -231,18 +229,15 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 // the writes of tasks that already finished are applied, every pending
 // task's triggers are consumed, and an "update" checkpoint (ID clock
 // sequence = step, metadata step+1) is put, with nothing left to run.
-// applySaved is false when UpdateState already applied the saved writes.
-func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, tasks []*task, applySaved bool, values Update) (spec.Config, error) {
+func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, tasks []*task, values Update) (spec.Config, error) {
 	if values != nil {
 		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q takes no values", spec.ErrInvalidArgument, End)
 	}
 	if saved == nil {
 		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q needs a checkpoint", spec.ErrInvalidArgument, End)
 	}
-	if applySaved {
-		if err := l.g.applySaved(cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
-			return spec.Config{}, err
-		}
+	if err := l.g.applySaved(cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
+		return spec.Config{}, err
 	}
 	aw := make([]appliedWrites, 0, len(tasks))
 	for _, t := range tasks {

@@ -262,13 +262,13 @@ func init() {
 	})
 	register(Mutant{
 		Name: "engine-update-rewrites-task-writes", Rule: "ENGINE-UPDATE-1",
-		Description: "Writes re-sent without a task path under a task ID that already has writes on the checkpoint (as UpdateState sends them) replace that task's regular writes instead of leaving the original rows untouched.",
+		Description: "Writes re-sent under an update's task path (\"~__interrupt__, <i>\", or none) and a task ID that already has writes on the checkpoint (as UpdateState sends them) replace that task's regular writes instead of leaving the original rows untouched.",
 		New:         newUpdateRewrites,
 		Witness: func(ctx context.Context, s spec.Saver) any {
 			_ = putCP(ctx, s, "t", "", "a", "", nil, nil)
 			cfg := spec.Config{ThreadID: "t", CheckpointID: "a"}
 			_ = s.PutWrites(ctx, cfg, []spec.Write{wr("value", 10), wr("branch:to:b", nil)}, witnessTask, "~__pregel_pull, node_a")
-			_ = s.PutWrites(ctx, cfg, []spec.Write{wr("value", 20), wr("branch:to:b", nil)}, witnessTask, "")
+			_ = s.PutWrites(ctx, cfg, []spec.Write{wr("value", 20), wr("branch:to:b", nil)}, witnessTask, "~__interrupt__, 0000000000")
 			return writesOf(ctx, s, "t", "", "a")
 		},
 	})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -78,6 +79,13 @@ func newOneThreadParking() spec.Saver {
 	return w
 }
 
+// isUpdatePath reports whether a task path is one UpdateState writes under:
+// "~__interrupt__, <i>" since LangGraph Python 1.2 (pregel/main.py:2025,
+// 4295), none in older runtimes and LangGraph.js.
+func isUpdatePath(p string) bool {
+	return p == "" || strings.HasPrefix(p, "~"+spec.InterruptChannel+",")
+}
+
 // newUpdateRewrites builds engine-update-rewrites-task-writes: the memory
 // adapter keeps the original rows, an overlay holds the replacing batches
 // and reads show them instead.
@@ -90,7 +98,7 @@ func newUpdateRewrites() spec.Saver {
 	var mu sync.Mutex
 	over := map[tkey][]spec.Write{}
 	w.OnPutWrites = func(ctx context.Context, cfg spec.Config, writes []spec.Write, taskID, taskPath string) error {
-		if taskPath == "" && taskID != spec.NullTaskID {
+		if isUpdatePath(taskPath) && taskID != spec.NullTaskID {
 			if t, err := w.Inner.GetTuple(ctx, cfg); err == nil && slices.ContainsFunc(t.PendingWrites, func(pw spec.PendingWrite) bool { return pw.TaskID == taskID }) {
 				if err := w.Inner.PutWrites(ctx, cfg, writes, taskID, taskPath); err != nil {
 					return err

@@ -63,7 +63,7 @@ func All() []Scenario {
 		linear, linearAsync, linearConcurrent, interruptResume, interruptTwice, fanoutFailure,
 		staticInterrupts, interruptBefore, sendMapReduce, subgraphInterrupt, updateFork,
 		replayHistory, exitDurability, parallelInterrupts, statefulSubgraph,
-		newInputDiscards, commandGoto, siblingForks,
+		newInputDiscards, commandGoto, siblingForks, updateFinishedTask,
 	}
 }
 

@@ -22,6 +22,7 @@ var lgpyScenarios = append(append([]string{}, lgjsScenarios...),
 	"command_fork", "fanout_failure", "exit_durability", "subgraph_interrupt",
 	// bridge/python/scenarios/updates.py
 	"update_as_input", "update_as_input_fresh", "update_as_end", "interrupt_twice_by_id", "stateful_subgraph_state",
+	"update_finished_task",
 )
 
 // lgpyUnordered are the scenarios whose calls are compared as multisets
@@ -30,7 +31,7 @@ var lgpyScenarios = append(append([]string{}, lgjsScenarios...),
 var lgpyUnordered = map[string]bool{"linear_async": true, "interrupt_twice": true, "interrupt_before": true, "replay_history": true,
 	"send_map_reduce": true, "failure_siblings": true, "parallel_resume": true, "parallel_subgraph_resume": true, "parallel_interrupts": true,
 	"send_subgraph": true, "parallel_resume_all": true, "durability_async_interrupt": true, "durability_async_subgraph": true,
-	"fanout_failure": true, "exit_durability": true}
+	"fanout_failure": true, "exit_durability": true, "update_finished_task": true}
 
 // lgpyOnly are the Go sides of scenarios written for LangGraph Python and
 // refengine only.

@@ -76,7 +76,38 @@ def stateful_subgraph_state(saver: RecordingSaver) -> None:
     invoke(g, Command(resume="ok"), cfg)
 
 
+def update_finished_task(saver: RecordingSaver) -> None:
+    """START fans out to b (logs "b") and ask (interrupts). update_state as
+    b on the latest checkpoint reuses b's prepared task ID: its write is
+    re-sent under a task ID that already has writes there, and the saver
+    keeps b's original rows. get_state of that checkpoint then reports b's
+    result from them: {"log": ["b"]}, not the update's ["u"]."""
+    g = (
+        StateGraph(LogState)
+        .add_node("b", log_node("b"))
+        .add_node("ask", lambda _s: {"log": [f"ask:{interrupt('?')}"]})
+        .add_edge(START, "b")
+        .add_edge(START, "ask")
+        .compile(checkpointer=saver)
+    )
+    cfg = thread("engine-update-finished-task")
+    invoke(g, {"log": [], "q": "hi"}, cfg)
+    stopped = g.get_state(bare(cfg)).config
+    g.update_state(bare(cfg), {"log": ["u"]}, as_node="b")
+    snap = g.get_state(stopped)
+    results = {t.name: t.result for t in snap.tasks}
+    if results.get("b") != {"log": ["b"]}:
+        raise AssertionError(f"b's result on the updated checkpoint is {results.get('b')!r}")
+
+
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f
-    for f in (update_as_input, update_as_input_fresh, update_as_end, interrupt_twice_by_id, stateful_subgraph_state)
+    for f in (
+        update_as_input,
+        update_as_input_fresh,
+        update_as_end,
+        interrupt_twice_by_id,
+        stateful_subgraph_state,
+        update_finished_task,
+    )
 }
