@@ -42,6 +42,7 @@ var prerequisites = map[string][]string{
 	// (see readBack), and compare the two.
 	"VALUE-1": roundTrip, "VALUE-2": roundTrip, "VALUE-3": roundTrip,
 	"VALUE-6": roundTrip, "VALUE-7": roundTrip, "VALUE-8": roundTrip,
+	"VALUE-11": roundTrip, "PUT-15": roundTrip, "WRITES-13": roundTrip,
 }
 
 // roundTrip are the prerequisites of a spec reading back through both
