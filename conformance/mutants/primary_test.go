@@ -51,6 +51,14 @@ func checkRootCauses(t *testing.T, results []killResult) {
 		}
 		roots, _ := expectedRoots(verdicts, m)
 		got := slices.Sorted(slices.Values(r.PrimaryRules))
+		// A concurrency spec that a non-concurrency fault makes fail fails
+		// where the scheduler puts it, so its evidence cannot match a
+		// signature every run: such an extra CONC root is logged, never
+		// counted as right. Missing roots and any other extra root fail.
+		if extra := concExtras(got, roots, m.Rule); len(extra) > 0 {
+			t.Logf("%s (%s): extra concurrency roots %v (scheduler-dependent)", r.Mutant, r.Rule, extra)
+			got = slices.DeleteFunc(got, func(id string) bool { return slices.Contains(extra, id) })
+		}
 		if !slices.Equal(got, roots) {
 			wrong = append(wrong, fmt.Sprintf("%s (%s): root causes %v, want %v", r.Mutant, r.Rule, got, roots))
 		}
@@ -268,4 +276,19 @@ func TestRootCauses(t *testing.T) {
 			t.Logf("%s: core %s, strict %s, root causes %v, differing %v, %d rules failed in all", name, h.CoreLevel, h.StrictLevel, h.PrimaryFailedRules, differs, len(h.FailedRules))
 		})
 	}
+}
+
+// concExtras returns the CONC-* rules among got that are not among want,
+// for a mutant whose own rule is not a CONC-* rule.
+func concExtras(got, want []string, rule string) []string {
+	if strings.HasPrefix(rule, "CONC-") {
+		return nil
+	}
+	var out []string
+	for _, id := range got {
+		if strings.HasPrefix(id, "CONC-") && !slices.Contains(want, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
