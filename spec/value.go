@@ -11,8 +11,8 @@ import (
 )
 
 // MaxValueDepth is how deeply lists and maps may nest in a value that
-// [Normalize] accepts: a list or map is one level, a scalar none, so
-// []any{[]any{1}} has depth 2. Metadata counts as a map itself, so its
+// [Normalize] accepts: a list, map or [DeltaSnapshot] is one level, a
+// scalar none, so []any{[]any{1}} and DeltaSnapshot{[]any{1}} have depth 2. Metadata counts as a map itself, so its
 // values may nest one level less. The limit is MongoDB's BSON nesting limit,
 // the smallest among the backends; MessagePack and PostgreSQL's jsonb accept
 // deeper values, so every adapter accepts and rejects the same ones.
@@ -20,10 +20,13 @@ const MaxValueDepth = 100
 
 // Normalize converts v to the plain-value model that every saver stores and
 // returns: nil, bool, int64, float64, string, []byte, []any and
-// map[string]any, recursively. Other Go integers, unsigned integers that fit
+// map[string]any, recursively, and [DeltaSnapshot], whose Value is
+// normalised the same way and counts as one level of nesting. Other Go
+// integers, unsigned integers that fit
 // in int64, float32, and slices, arrays and string-keyed maps of convertible
 // elements are converted. A nil slice or map becomes an empty one of the
-// model type. Anything else (structs, pointers, channels, funcs, maps with
+// model type. No other type becomes a DeltaSnapshot. Anything else
+// (other structs, pointers, channels, funcs, maps with
 // non-string keys, unsigned values above math.MaxInt64), a list or map that
 // contains itself, and lists and maps nested deeper than [MaxValueDepth]
 // are rejected with an error that wraps [ErrUnsupportedValue] and names the
@@ -41,8 +44,8 @@ func Normalize(v any) (any, error) {
 }
 
 // NormalizeMetadata returns a normalised copy of md as Put stores it: values
-// follow the JSON subset of the plain-value model (no []byte, no NaN or
-// infinities, valid UTF-8 strings and keys), and NUL characters are removed
+// follow the JSON subset of the plain-value model (no []byte, no
+// [DeltaSnapshot], no NaN or infinities, valid UTF-8 strings and keys), and NUL characters are removed
 // from top-level string values. A nil md yields an empty Metadata.
 func NormalizeMetadata(md Metadata) (Metadata, error) {
 	out, err := normalizeJSONMap(md)
@@ -185,8 +188,25 @@ func (n *normalizer) value(v any, depth int) (any, *valueError) {
 		return n.mapOf(v, x, depth)
 	case Metadata:
 		return n.mapOf(v, x, depth)
+	case DeltaSnapshot:
+		return n.snapshot(x, depth)
 	}
 	return n.reflectValue(v, depth)
+}
+
+// snapshot normalises a delta snapshot: its value one level deeper.
+func (n *normalizer) snapshot(x DeltaSnapshot, depth int) (any, *valueError) {
+	if n.jsonOnly {
+		return nil, reject(x, "delta snapshots are not allowed in metadata")
+	}
+	if depth+1 > MaxValueDepth {
+		return nil, reject(nil, "lists and maps nested deeper than "+strconv.Itoa(MaxValueDepth)+" levels")
+	}
+	inner, err := n.value(x.Value, depth+1)
+	if err != nil {
+		return nil, err.at(".Value")
+	}
+	return DeltaSnapshot{Value: inner}, nil
 }
 
 func (n *normalizer) list(v any, x []any, depth int) (any, *valueError) {
@@ -299,8 +319,9 @@ func (n *normalizer) reflectValue(v any, depth int) (any, *valueError) {
 // Equal reports whether two normalised values are equal under the contract's
 // JSON-value equality: numbers compare by value (int64 1 equals float64 1.0),
 // booleans are not numbers, strings and byte slices compare exactly, lists
-// element by element in order, and maps as wholes regardless of key order.
-// NaN equals nothing.
+// element by element in order, maps as wholes regardless of key order, and
+// a [DeltaSnapshot] equals only a DeltaSnapshot whose Value is Equal (never
+// its bare Value). NaN equals nothing.
 func Equal(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
@@ -339,6 +360,9 @@ func Equal(a, b any) bool {
 			}
 		}
 		return true
+	case DeltaSnapshot:
+		y, ok := b.(DeltaSnapshot)
+		return ok && Equal(x.Value, y.Value)
 	}
 	return false
 }

@@ -48,8 +48,9 @@ func writeKey(thread, ns, checkpointID, taskID string, idx int) string {
 // two values have the same encoding exactly when [spec.Equal] holds for
 // them: numbers are encoded by value (an integral float64 that fits in
 // int64 is encoded as that integer, so 1 and 1.0 coincide), booleans,
-// strings and numbers have distinct tags, lists keep their order and maps
-// are written with sorted keys.
+// strings and numbers have distinct tags, lists keep their order, maps
+// are written with sorted keys and a delta snapshot is tagged apart from
+// its value.
 func canonical(buf []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -92,6 +93,8 @@ func canonical(buf []byte, v any) []byte {
 		return buf
 	case spec.Metadata:
 		return canonical(buf, map[string]any(x))
+	case spec.DeltaSnapshot:
+		return canonical(append(buf, 'D'), x.Value)
 	}
 	// Not reachable for normalised values; keep the encoding total anyway.
 	return append(buf, '?')

@@ -1,11 +1,10 @@
 package sqlite
 
 import (
-	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/checkpointkit/checkpointkit/adapters/internal/msgpackread"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -201,76 +200,70 @@ func (p *jsonParser) array(depth int) ([]any, bool) {
 // parseBody decodes a body written by encodeBody, like decodeBody. Its
 // strings share data's memory, which the caller must never modify.
 func parseBody(id string, data []byte) (spec.Checkpoint, error) {
-	r := mpReader{b: data}
-	if cp, ok := r.body(id); ok && r.i == len(r.b) {
+	r := msgpackread.New(data)
+	if cp, ok := readBody(&r, id); ok && r.Done() {
 		return cp, nil
 	}
 	return decodeBody(id, data)
 }
 
-// mpReader reads the MessagePack of the body struct. It reports false on
-// anything it does not expect.
-type mpReader struct {
-	b []byte
-	i int
-}
-
-func (r *mpReader) body(id string) (spec.Checkpoint, bool) {
+// readBody reads the body struct as encodeBody writes it.
+func readBody(r *msgpackread.Reader, id string) (spec.Checkpoint, bool) {
 	cp := spec.Checkpoint{ID: id}
-	n, ok := r.mapLen()
+	n, ok := r.MapLen()
 	if !ok {
 		return cp, false
 	}
 	for range n {
-		key, ok := r.str()
+		key, ok := r.Str()
 		if !ok {
 			return cp, false
 		}
 		switch key {
 		case "v":
-			v, ok := r.int()
+			v, ok := r.Int()
 			if !ok {
 				return cp, false
 			}
 			cp.V = int(v)
 		case "ts":
-			if cp.TS, ok = r.str(); !ok {
+			if cp.TS, ok = r.Str(); !ok {
 				return cp, false
 			}
 		case "channel_versions":
-			if cp.ChannelVersions, ok = r.versions(); !ok {
+			if cp.ChannelVersions, ok = r.Versions(); !ok {
 				return cp, false
 			}
 		case "versions_seen":
-			if r.nil() {
+			if r.Nil() {
 				continue
 			}
-			m, ok := r.mapLen()
+			m, ok := r.MapLen()
 			if !ok {
 				return cp, false
 			}
 			cp.VersionsSeen = make(map[string]spec.Versions, m)
 			for range m {
-				node, ok := r.str()
+				node, ok := r.Str()
 				if !ok {
 					return cp, false
 				}
-				if cp.VersionsSeen[node], ok = r.versions(); !ok {
+				if cp.VersionsSeen[node], ok = r.Versions(); !ok {
 					return cp, false
 				}
 			}
 		case "updated_channels":
-			if r.nil() {
+			if r.Nil() {
 				cp.UpdatedChannels = nil
 				continue
 			}
-			m, ok := r.arrayLen()
+			m, ok := r.ArrayLen()
 			if !ok {
 				return cp, false
 			}
 			cp.UpdatedChannels = make([]string, m)
 			for j := range m {
-				if cp.UpdatedChannels[j], ok = r.str(); !ok {
+				if cp.UpdatedChannels[j], ok = r.Str(); !ok {
 					return cp, false
 				}
 			}
@@ -290,138 +283,4 @@ func (r *mpReader) body(id string) (spec.Checkpoint, bool) {
 		}
 	}
 	return cp, true
-}
-
-// versions reads a map of strings to strings, or nil.
-func (r *mpReader) versions() (spec.Versions, bool) {
-	if r.nil() {
-		return nil, true
-	}
-	n, ok := r.mapLen()
-	if !ok {
-		return nil, false
-	}
-	vs := make(spec.Versions, n)
-	for range n {
-		k, ok := r.str()
-		if !ok {
-			return nil, false
-		}
-		v, ok := r.str()
-		if !ok {
-			return nil, false
-		}
-		vs[k] = spec.Version(v)
-	}
-	return vs, true
-}
-
-func (r *mpReader) nil() bool {
-	if r.i < len(r.b) && r.b[r.i] == 0xc0 {
-		r.i++
-		return true
-	}
-	return false
-}
-
-// need reports whether n more bytes follow the current one's header of h
-// bytes.
-func (r *mpReader) need(h, n int) bool { return n >= 0 && len(r.b)-r.i >= h+n }
-
-func (r *mpReader) str() (string, bool) {
-	if r.i >= len(r.b) {
-		return "", false
-	}
-	var h, n int
-	switch c := r.b[r.i]; {
-	case c >= 0xa0 && c <= 0xbf:
-		h, n = 1, int(c&0x1f)
-	case c == 0xd9 && r.need(2, 0):
-		h, n = 2, int(r.b[r.i+1])
-	case c == 0xda && r.need(3, 0):
-		h, n = 3, int(binary.BigEndian.Uint16(r.b[r.i+1:]))
-	case c == 0xdb && r.need(5, 0):
-		h, n = 5, int(binary.BigEndian.Uint32(r.b[r.i+1:]))
-	default:
-		return "", false
-	}
-	if !r.need(h, n) {
-		return "", false
-	}
-	start := r.i + h
-	r.i = start + n
-	if n == 0 {
-		return "", true
-	}
-	return unsafe.String(&r.b[start], n), true
-}
-
-func (r *mpReader) mapLen() (int, bool) {
-	if r.i >= len(r.b) {
-		return 0, false
-	}
-	switch c := r.b[r.i]; {
-	case c >= 0x80 && c <= 0x8f:
-		r.i++
-		return int(c & 0x0f), true
-	case c == 0xde && r.need(3, 0):
-		n := int(binary.BigEndian.Uint16(r.b[r.i+1:]))
-		r.i += 3
-		return n, true
-	}
-	return 0, false
-}
-
-func (r *mpReader) arrayLen() (int, bool) {
-	if r.i >= len(r.b) {
-		return 0, false
-	}
-	switch c := r.b[r.i]; {
-	case c >= 0x90 && c <= 0x9f:
-		r.i++
-		return int(c & 0x0f), true
-	case c == 0xdc && r.need(3, 0):
-		n := int(binary.BigEndian.Uint16(r.b[r.i+1:]))
-		r.i += 3
-		return n, true
-	}
-	return 0, false
-}
-
-// int reads an integer that fits an int32 in any MessagePack integer form.
-func (r *mpReader) int() (int64, bool) {
-	if r.i >= len(r.b) {
-		return 0, false
-	}
-	c := r.b[r.i]
-	var v int64
-	switch {
-	case c <= 0x7f:
-		r.i++
-		return int64(c), true
-	case c >= 0xe0:
-		r.i++
-		return int64(int8(c)), true
-	case c == 0xcc && r.need(2, 0):
-		v = int64(r.b[r.i+1])
-		r.i += 2
-	case c == 0xcd && r.need(3, 0):
-		v = int64(binary.BigEndian.Uint16(r.b[r.i+1:]))
-		r.i += 3
-	case c == 0xce && r.need(5, 0):
-		v = int64(binary.BigEndian.Uint32(r.b[r.i+1:]))
-		r.i += 5
-	case c == 0xd0 && r.need(2, 0):
-		v = int64(int8(r.b[r.i+1]))
-		r.i += 2
-	case c == 0xd1 && r.need(3, 0):
-		v = int64(int16(binary.BigEndian.Uint16(r.b[r.i+1:])))
-		r.i += 3
-	case c == 0xd2 && r.need(5, 0):
-		v = int64(int32(binary.BigEndian.Uint32(r.b[r.i+1:])))
-		r.i += 5
-	default:
-		return 0, false // 64-bit forms: left to the general decoder
-	}
-	return v, true
 }

@@ -36,6 +36,8 @@ func deepCopy(v any) any {
 		return spec.Metadata(deepCopy(map[string]any(x)).(map[string]any))
 	case []byte:
 		return slices.Clone(x)
+	case spec.DeltaSnapshot:
+		return spec.DeltaSnapshot{Value: deepCopy(x.Value)}
 	}
 	return v
 }

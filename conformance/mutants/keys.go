@@ -58,6 +58,8 @@ func isModelAt(v any, depth int) bool {
 			}
 		}
 		return true
+	case spec.DeltaSnapshot:
+		return isModelAt(x.Value, depth+1)
 	}
 	return false
 }
