@@ -55,8 +55,9 @@ func (m *Saver) CopyThread(ctx context.Context, src, dst string) error {
 }
 
 // DeleteForRuns removes every checkpoint, with its pending writes, whose
-// metadata "run_id" is one of runIDs, in every thread and namespace. See
-// [spec.RunDeleter].
+// metadata "run_id" is one of runIDs, in every thread and namespace, except
+// those the delta channels of a surviving checkpoint need (SPEC.md
+// DELTA-13). See [spec.RunDeleter].
 func (m *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	for _, id := range runIDs {
 		if err := spec.ValidateIdentifier("run ID", id); err != nil {
@@ -77,23 +78,54 @@ func (m *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	defer m.mu.Unlock()
 	for _, t := range m.threads {
 		for _, n := range t.namespaces {
-			n.ids = slices.DeleteFunc(n.ids, func(id string) bool {
-				run, ok := n.checkpoints[id].md["run_id"].(string)
-				if !ok || !runs[run] {
-					return false
-				}
-				delete(n.checkpoints, id)
-				delete(n.writes, id)
-				return true
-			})
+			deleteRuns(n, runs)
 		}
 	}
 	return nil
 }
 
+// deleteRuns removes from n the checkpoints of runs, with their writes,
+// except those a surviving checkpoint's delta channels need (DELTA-13): a
+// run checkpoint that such a chain passes through survives, and its own
+// delta channels' chains are kept in turn.
+func deleteRuns(n *namespace, runs map[string]bool) {
+	doomed := make(map[string]bool)
+	var survivors []string
+	for _, id := range n.ids {
+		if run, ok := n.checkpoints[id].md["run_id"].(string); ok && runs[run] {
+			doomed[id] = true
+		} else {
+			survivors = append(survivors, id)
+		}
+	}
+	if len(doomed) == 0 {
+		return
+	}
+	for len(survivors) > 0 {
+		id := survivors[len(survivors)-1]
+		survivors = survivors[:len(survivors)-1]
+		for _, a := range n.deltaNeeds(id) {
+			if doomed[a] {
+				delete(doomed, a)
+				survivors = append(survivors, a)
+			}
+		}
+	}
+	n.ids = slices.DeleteFunc(n.ids, func(id string) bool {
+		if !doomed[id] {
+			return false
+		}
+		delete(n.checkpoints, id)
+		delete(n.writes, id)
+		return true
+	})
+}
+
 // Prune applies strategy to each listed thread: [spec.KeepLatest] keeps the
 // latest checkpoint of every namespace with its pending writes and the values
-// it references; [spec.DeleteAll] removes the thread. See [spec.Pruner].
+// it references, plus the ancestors its delta channels need back to their
+// seeds (SPEC.md DELTA-12); [spec.DeleteAll] removes the thread. See
+// [spec.Pruner].
 func (m *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -124,8 +156,9 @@ func (m *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	return nil
 }
 
-// pruneNamespace keeps only the latest checkpoint of n, its writes and the
-// values it references.
+// pruneNamespace keeps only the latest checkpoint of n and the ancestors
+// its delta channels need back to their seeds (DELTA-12), with their writes
+// and the values they reference.
 func pruneNamespace(n *namespace) {
 	if len(n.ids) == 0 {
 		n.writes = make(map[string]map[writeKey]storedWrite)
@@ -133,20 +166,23 @@ func pruneNamespace(n *namespace) {
 		return
 	}
 	latest := n.ids[len(n.ids)-1]
-	keep := n.checkpoints[latest]
-	n.ids = []string{latest}
-	n.checkpoints = map[string]*storedCheckpoint{latest: keep}
-	writes := n.writes[latest]
-	n.writes = make(map[string]map[writeKey]storedWrite)
-	if writes != nil {
-		n.writes[latest] = writes
-	}
-	values := make(map[valueKey]storedValue, len(keep.cp.ChannelVersions))
-	for ch, ver := range keep.cp.ChannelVersions {
-		k := valueKey{ch, ver}
-		if v, ok := n.values[k]; ok {
-			values[k] = v
+	keep := append(n.deltaNeeds(latest), latest)
+	slices.Sort(keep)
+	checkpoints := make(map[string]*storedCheckpoint, len(keep))
+	writes := make(map[string]map[writeKey]storedWrite, len(keep))
+	values := make(map[valueKey]storedValue)
+	for _, id := range keep {
+		sc := n.checkpoints[id]
+		checkpoints[id] = sc
+		if set := n.writes[id]; set != nil {
+			writes[id] = set
+		}
+		for ch, ver := range sc.cp.ChannelVersions {
+			k := valueKey{ch, ver}
+			if v, ok := n.values[k]; ok {
+				values[k] = v
+			}
 		}
 	}
-	n.values = values
+	n.ids, n.checkpoints, n.writes, n.values = keep, checkpoints, writes, values
 }

@@ -23,8 +23,8 @@
 //   - [Saver.DeleteThread] costs the size of that thread, not of all data.
 //
 // It implements [spec.Saver] and every optional capability:
-// [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner] and
-// [spec.VersionGenerator].
+// [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner],
+// [spec.VersionGenerator] and [spec.DeltaHistoryReader].
 //
 // It has the shape of every checkpointkit adapter, minus what needs a
 // backend: there is no target to Open and no handle to wrap, so [New]

@@ -250,10 +250,14 @@ func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 		return nil
 	}
 	runs := slices.Compact(slices.Sorted(slices.Values(runIDs)))
-	key, err := s.fence(ctx, opDoc{Kind: fenceRuns, Runs: runs})
+	spare, err := s.runsSpare(ctx, runs)
+	if err != nil {
+		return wrapErr(ctx, "delete for runs", err)
+	}
+	key, err := s.fence(ctx, opDoc{Kind: fenceRuns, Runs: runs, Spare: spare})
 	if err == nil {
 		s.at(hookFenced)
-		err = s.runsSweep(ctx, runs)
+		err = s.runsSweep(ctx, runs, spare)
 	}
 	if err == nil {
 		err = s.unfence(ctx, key)
@@ -296,7 +300,8 @@ func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 }
 
 // keepLatest prunes threads to the latest visible checkpoint of each of
-// their namespaces. It deletes only checkpoints older than the one it
+// their namespaces, and the ancestors its delta channels need back to their
+// seeds (deltaKeep). It deletes only checkpoints older than the one it
 // keeps: a Put of a newer one racing the call is never touched, and the
 // values and blobs of Puts in flight are spared by the garbage collection
 // protocol (see gc.go).
@@ -319,7 +324,11 @@ func (s *Saver) keepLatest(ctx context.Context, threads []string) error {
 				return wrapErr(ctx, fmt.Sprintf("%s: namespace %q", op, ns), err)
 			}
 			if latest != nil { // else nothing is visible yet: keep everything
-				upto = append(upto, pruneUpto{Thread: thread, NS: ns, ID: latest.Checkpoint.ID})
+				keep, err := s.deltaKeep(ctx, latest)
+				if err != nil {
+					return wrapErr(ctx, fmt.Sprintf("%s: namespace %q", op, ns), err)
+				}
+				upto = append(upto, pruneUpto{Thread: thread, NS: ns, ID: latest.Checkpoint.ID, Keep: keep})
 			}
 		}
 	}

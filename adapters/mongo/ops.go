@@ -45,6 +45,9 @@ type opDoc struct {
 	Upto []pruneUpto `bson:"upto,omitempty"`
 	// Runs are the run IDs a DeleteForRuns removes.
 	Runs []string `bson:"runs,omitempty"`
+	// Spare lists (by _id) the checkpoints of those runs that stay: the
+	// delta chains of surviving checkpoints need them (SPEC.md DELTA-13).
+	Spare []string `bson:"spare,omitempty"`
 }
 
 // pruneUpto is the checkpoint a prune keeps in one thread and namespace.
@@ -52,6 +55,10 @@ type pruneUpto struct {
 	Thread string `bson:"thread"`
 	NS     string `bson:"ns"`
 	ID     string `bson:"id"`
+	// Keep lists the older checkpoints that stay all the same: the
+	// ancestors the kept checkpoint's delta channels need back to their
+	// seeds (SPEC.md DELTA-12).
+	Keep []string `bson:"keep,omitempty"`
 }
 
 // Fence kinds.
@@ -89,12 +96,12 @@ func (fs fences) hides(d *checkpointDoc, md spec.Metadata) bool {
 			}
 		case fencePrune:
 			for _, u := range f.Upto {
-				if u.Thread == d.Thread && u.NS == d.NS && d.ID < u.ID {
+				if u.Thread == d.Thread && u.NS == d.NS && d.ID < u.ID && !slices.Contains(u.Keep, d.ID) {
 					return true
 				}
 			}
 		case fenceRuns:
-			if r, ok := md["run_id"].(string); ok && slices.Contains(f.Runs, r) {
+			if r, ok := md["run_id"].(string); ok && slices.Contains(f.Runs, r) && !slices.Contains(f.Spare, d.Key) {
 				return true
 			}
 		case fenceCopy:
@@ -144,7 +151,7 @@ func (s *Saver) carryOut(ctx context.Context, fs fences) error {
 		case fencePrune:
 			err = s.pruneSweep(ctx, f.Upto)
 		case fenceRuns:
-			err = s.runsSweep(ctx, f.Runs)
+			err = s.runsSweep(ctx, f.Runs, f.Spare)
 		}
 		if err == nil {
 			_, err = s.ops.DeleteOne(ctx, bson.D{{Key: "_id", Value: f.Key}})
@@ -186,13 +193,17 @@ func (s *Saver) deleteSweep(ctx context.Context, threads []string) error {
 }
 
 // pruneSweep deletes, in each (thread, namespace) of upto, the checkpoints
-// older than the one kept and their write batches, then collects the
+// older than the one kept, except the ancestors its delta channels need
+// (the fence's Keep list), and their write batches, then collects the
 // values and blobs nothing references any more.
 func (s *Saver) pruneSweep(ctx context.Context, upto []pruneUpto) error {
 	var older, writesOlder bson.A
 	var threads []string
 	for _, u := range upto {
 		lt := bson.D{{Key: "$lt", Value: u.ID}}
+		if len(u.Keep) > 0 {
+			lt = append(lt, bson.E{Key: "$nin", Value: u.Keep})
+		}
 		older = append(older, bson.D{{Key: "thread", Value: u.Thread}, {Key: "ns", Value: u.NS}, {Key: "id", Value: lt}})
 		writesOlder = append(writesOlder, bson.D{{Key: "thread", Value: u.Thread}, {Key: "ns", Value: u.NS}, {Key: "cid", Value: lt}})
 		if !slices.Contains(threads, u.Thread) {
@@ -223,8 +234,8 @@ func (s *Saver) pruneSweep(ctx context.Context, upto []pruneUpto) error {
 // with their write batches, a page at a time: the server finds candidates
 // by filter token and each is checked exactly before it goes. Blobs nothing
 // references any more are collected; channel values stay (other
-// checkpoints may read them).
-func (s *Saver) runsSweep(ctx context.Context, runs []string) error {
+// checkpoints may read them). The checkpoints in spare (by _id) stay.
+func (s *Saver) runsSweep(ctx context.Context, runs, spare []string) error {
 	toks := make(bson.A, len(runs))
 	for i, r := range runs {
 		toks[i] = filterToken("run_id", r)
@@ -268,6 +279,9 @@ func (s *Saver) runsSweep(ctx context.Context, runs []string) error {
 					continue // a token collision, not a match
 				}
 			} // else: a Put in flight; its document names the run by token
+			if slices.Contains(spare, d.Key) {
+				continue
+			}
 			del = append(del, bson.D{{Key: "_id", Value: d.Key}, {Key: "pin", Value: d.Pin}})
 			writesOf = append(writesOf, bson.D{{Key: "thread", Value: d.Thread}, {Key: "ns", Value: d.NS}, {Key: "cid", Value: d.ID}})
 			threads[d.Thread] = true

@@ -41,8 +41,9 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 
 // DeleteForRuns implements [spec.RunDeleter]: it removes every checkpoint
 // whose metadata "run_id" equals one of runIDs (as a JSON string), with its
-// pending writes. Stored values stay, since surviving checkpoints may
-// reference them.
+// pending writes, except those on the delta chain of a checkpoint of
+// another run (SPEC.md DELTA-13). Stored values stay, since surviving
+// checkpoints may reference them.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	for _, id := range runIDs {
 		if err := spec.ValidateIdentifier("run ID", id); err != nil {
@@ -67,9 +68,10 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 }
 
 // Prune implements [spec.Pruner]. KeepLatest keeps, in every namespace of
-// each listed thread, the checkpoint with the greatest ID, its pending
-// writes and the values its channel versions reference; DeleteAll removes
-// the threads. Either way it is one statement.
+// each listed thread, the checkpoint with the greatest ID and the ancestors
+// its delta channels need back to their seeds (SPEC.md DELTA-12), with
+// their pending writes and the values their channel versions reference;
+// DeleteAll removes the threads. Either way it is one statement.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
 	if err := strategy.Validate(); err != nil {
 		return err

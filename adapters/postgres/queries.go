@@ -22,6 +22,7 @@ type queries struct {
 	deleteRuns   string
 	pruneLatest  string
 	pruneAll     string
+	deltaHistory string
 	pageInner    string // SELECT c.* FROM checkpoints c, before WHERE ... LIMIT
 	pageHead     string // the page query up to the inner SELECT ...
 	pageTail     string // ... and after it
@@ -97,36 +98,10 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
 	metadata = excluded.metadata,
 	metadata_exact = excluded.metadata_exact`)
 
-	// run_id is compared as jsonb (see filterJSON), so a numeric run_id
-	// never matches the string "1". Values stay in blobs: other
-	// checkpoints may reference them.
-	q.deleteRuns = r.Replace(`WITH dc AS (
-	DELETE FROM {c} WHERE metadata -> 'run_id' = ANY($1::jsonb[])
-	RETURNING thread_id, checkpoint_ns, checkpoint_id
-)
-DELETE FROM {w} w USING dc
-WHERE w.thread_id = dc.thread_id AND w.checkpoint_ns = dc.checkpoint_ns AND w.checkpoint_id = dc.checkpoint_id`)
-
-	// KeepLatest: one statement (one snapshot) keeps the latest checkpoint
-	// of every namespace of the listed threads, its writes and the values
-	// its channel versions reference.
-	q.pruneLatest = r.Replace(`WITH latest AS (
-	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, channels, versions
-	FROM {c} WHERE thread_id = ANY($1::text[])
-	ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
-), dc AS (
-	DELETE FROM {c} c WHERE c.thread_id = ANY($1::text[]) AND NOT EXISTS (
-		SELECT 1 FROM latest l
-		WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns AND l.checkpoint_id = c.checkpoint_id)
-), dw AS (
-	DELETE FROM {w} w WHERE w.thread_id = ANY($1::text[]) AND NOT EXISTS (
-		SELECT 1 FROM latest l
-		WHERE l.thread_id = w.thread_id AND l.checkpoint_ns = w.checkpoint_ns AND l.checkpoint_id = w.checkpoint_id)
-)
-DELETE FROM {b} b WHERE b.thread_id = ANY($1::text[]) AND NOT EXISTS (
-	SELECT 1 FROM latest l, unnest(l.channels, l.versions) AS cv(channel, version)
-	WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
-		AND cv.channel = b.channel AND cv.version = b.version)`)
+	// DeleteForRuns and Prune(KeepLatest) keep what delta channels need:
+	// see delta_sql.go.
+	d := buildDeltaQueries(q)
+	q.deleteRuns, q.pruneLatest, q.deltaHistory = d.deleteRuns, d.pruneLatest, d.history
 
 	q.pruneAll = r.Replace(`WITH dw AS (DELETE FROM {w} WHERE thread_id = ANY($1::text[])),
 db AS (DELETE FROM {b} WHERE thread_id = ANY($1::text[]))

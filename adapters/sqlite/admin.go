@@ -71,7 +71,8 @@ const runIDExpr = `json_extract(metadata, '$.run_id')`
 
 // DeleteForRuns removes, in one transaction, every checkpoint whose metadata
 // "run_id" is a string in runIDs, with its pending writes, in every thread
-// and namespace. Channel values are left for [Saver.Prune] and
+// and namespace, except those that the delta channels of a surviving
+// checkpoint need back to their seeds (SPEC.md DELTA-13). Channel values are left for [Saver.Prune] and
 // [Saver.DeleteThread] to reclaim: other checkpoints may share them. See
 // [spec.RunDeleter].
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
@@ -84,24 +85,36 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		return wrapErr(ctx, "delete for runs", "", ctx.Err())
 	}
 	return s.write(ctx, "delete for runs", "", func(q querier) error {
+		deltaKeep, err := runsKeep(ctx, q, runIDs)
+		if err != nil {
+			return err
+		}
+		keep, err := jsonList(deltaKeep)
+		if err != nil {
+			return err
+		}
 		for start := 0; start < len(runIDs); start += maxKeysPerQuery {
 			chunk := runIDs[start:min(start+maxKeysPerQuery, len(runIDs))]
-			args := make([]any, len(chunk))
+			args := make([]any, len(chunk), len(chunk)+1)
 			for i, id := range chunk {
 				args[i] = id
 			}
+			args = append(args, keep)
 			in := placeholders(len(chunk), 1)
 			// A JSON string comes out of json_extract as TEXT, a number as
 			// INTEGER or REAL; with no affinity on either side only TEXT
-			// equals the bound strings.
+			// equals the bound strings. Checkpoints a surviving delta
+			// chain needs stay (runsKeep).
+			spare := ` AND hex(thread_id) || ',' || hex(checkpoint_ns) || ',' || hex(checkpoint_id)
+				NOT IN (SELECT value FROM json_each(?))`
 			if _, err := q.ExecContext(ctx, `DELETE FROM writes
 				WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
 					SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
-					WHERE `+runIDExpr+` IN (`+in+`))`, args...); err != nil {
+					WHERE `+runIDExpr+` IN (`+in+`)`+spare+`)`, args...); err != nil {
 				return err
 			}
 			if _, err := q.ExecContext(ctx,
-				`DELETE FROM checkpoints WHERE `+runIDExpr+` IN (`+in+`)`, args...); err != nil {
+				`DELETE FROM checkpoints WHERE `+runIDExpr+` IN (`+in+`)`+spare, args...); err != nil {
 				return err
 			}
 		}
@@ -111,8 +124,9 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 
 // Prune applies strategy to each listed thread in one transaction.
 // [spec.KeepLatest] keeps the latest checkpoint of every namespace, its
-// pending writes and the values it references, and removes every other
-// checkpoint, write and value of the thread; [spec.DeleteAll] removes the
+// pending writes and the values it references, plus the ancestors its delta
+// channels need back to their seeds (SPEC.md DELTA-12), and removes every
+// other checkpoint, write and value of the thread; [spec.DeleteAll] removes the
 // thread. See [spec.Pruner].
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.PruneStrategy) error {
 	if err := strategy.Validate(); err != nil {
@@ -142,12 +156,23 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy spec.Pru
 	})
 }
 
-// keepLatest prunes one thread to the latest checkpoint of each namespace.
+// keepLatest prunes one thread to the latest checkpoint of each namespace
+// and the ancestors its delta channels need.
 func (s *Saver) keepLatest(ctx context.Context, q querier, threadID string) error {
+	deltaKeep, err := pruneKeep(ctx, q, threadID)
+	if err != nil {
+		return err
+	}
+	keepIDs, err := jsonList(deltaKeep)
+	if err != nil {
+		return err
+	}
 	if _, err := q.ExecContext(ctx, `DELETE FROM checkpoints AS c
 		WHERE c.thread_id = ? AND c.checkpoint_id < (
 			SELECT max(l.checkpoint_id) FROM checkpoints l
-			WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)`, threadID); err != nil {
+			WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)
+		AND hex(c.checkpoint_ns) || ',' || hex(c.checkpoint_id) NOT IN (SELECT value FROM json_each(?))`,
+		threadID, keepIDs); err != nil {
 		return err
 	}
 	if _, err := q.ExecContext(ctx, `DELETE FROM writes AS w

@@ -1,7 +1,8 @@
 // Package sqlite is a checkpointkit saver backed by SQLite, through
 // github.com/mattn/go-sqlite3 (cgo). It implements [spec.Saver] and every
 // optional capability: [spec.ThreadCopier], [spec.RunDeleter],
-// [spec.Pruner] and [spec.VersionGenerator].
+// [spec.Pruner], [spec.VersionGenerator] and [spec.DeltaHistoryReader]
+// (four statements per call whatever the length of the ancestor chain).
 //
 // Use it when a graph runs in one process, or in a few on one machine, and
 // its history should survive restarts without running a database server.

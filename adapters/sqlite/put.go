@@ -74,23 +74,24 @@ func (s *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if len(blobs) == 0 {
 		// The checkpoint row alone: one statement, SQLite's implicit
 		// transaction.
-		err = s.writeOne(ctx, "put", cfg.ThreadID, upsertCheckpointSQL,
-			cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText)
+		err = s.writeRaw(ctx, "put", cfg.ThreadID, false, func(e execer) error {
+			return e.execArgs(ctx, upsertCheckpointSQL,
+				[]any{cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText})
+		})
 		if err != nil {
 			return spec.Config{}, err
 		}
 		return spec.Config{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cp.ID}, nil
 	}
-	err = s.write(ctx, "put", cfg.ThreadID, func(q querier) error {
+	err = s.writeRaw(ctx, "put", cfg.ThreadID, true, func(e execer) error {
 		for _, b := range blobs {
-			if _, err := q.ExecContext(ctx, upsertBlobSQL,
-				cfg.ThreadID, cfg.Namespace, b.channel, b.version, b.kind, b.value); err != nil {
+			if err := e.execArgs(ctx, upsertBlobSQL,
+				[]any{cfg.ThreadID, cfg.Namespace, b.channel, b.version, b.kind, b.value}); err != nil {
 				return fmt.Errorf("channel %q: %w", b.channel, err)
 			}
 		}
-		_, err := q.ExecContext(ctx, upsertCheckpointSQL,
-			cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText)
-		return err
+		return e.execArgs(ctx, upsertCheckpointSQL,
+			[]any{cfg.ThreadID, cfg.Namespace, cp.ID, parent, body, mdText})
 	})
 	if err != nil {
 		return spec.Config{}, err
@@ -120,10 +121,12 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	if len(writes) <= maxWritesPerStatement {
 		// One statement is one implicit transaction: no BEGIN or COMMIT
 		// to run.
-		return s.writeOne(ctx, "put writes", cfg.ThreadID, putWritesSQL(len(writes)),
-			putWritesArgs(cfg, writes, values, taskID, taskPath)...)
+		return s.writeRaw(ctx, "put writes", cfg.ThreadID, false, func(e execer) error {
+			return e.execArgs(ctx, putWritesSQL(len(writes)),
+				putWritesArgs(cfg, writes, values, taskID, taskPath))
+		})
 	}
-	return s.write(ctx, "put writes", cfg.ThreadID, func(q querier) error {
+	return s.writeRaw(ctx, "put writes", cfg.ThreadID, true, func(e execer) error {
 		for start := 0; start < len(writes); start += maxWritesPerStatement {
 			end := min(start+maxWritesPerStatement, len(writes))
 			args := putWritesArgs(cfg, writes[start:end], values[start:end], taskID, taskPath)
@@ -131,7 +134,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 			for i := range end - start {
 				args[putWritesShared+3*i] = spec.WriteIndex(writes[start+i].Channel, start+i)
 			}
-			if _, err := q.ExecContext(ctx, putWritesSQL(end-start), args...); err != nil {
+			if err := e.execArgs(ctx, putWritesSQL(end-start), args); err != nil {
 				return fmt.Errorf("writes %d to %d: %w", start, end-1, err)
 			}
 		}

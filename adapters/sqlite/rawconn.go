@@ -194,15 +194,32 @@ var errNotSQLite3 = errors.New("not a go-sqlite3 connection")
 // With held set, fn holds its snapshot itself (see rowQuerier.queryFirst)
 // and on go-sqlite3 no BEGIN and COMMIT are sent.
 func (s *Saver) read(ctx context.Context, op, thread string, held bool, fn func(q rowQuerier) error) error {
-	if err := ctx.Err(); err != nil {
-		return wrapErr(ctx, op, thread, err)
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return wrapErr(ctx, op, thread, err)
-	}
-	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
+	return s.withConn(ctx, op, thread, false, func(conn *sql.Conn) error {
+		begin := "BEGIN"
+		if held {
+			begin = ""
+		}
+		err := rawTx(ctx, conn, begin, func(r *rawConn) error {
+			err := fn(r)
+			if err == nil {
+				err = ctx.Err()
+			}
+			return err
+		})
+		if errors.Is(err, errNotSQLite3) {
+			err = inTx(ctx, conn, "BEGIN", func() error { return fn(sqlRows{conn}) })
+		}
+		return err
+	})
+}
+
+// rawTx runs fn on conn's go-sqlite3 connection directly (see rawConn),
+// between begin and COMMIT, or on its own when begin is empty. It returns
+// errNotSQLite3, having run nothing, when the driver connection is not
+// go-sqlite3's. The commit is not interrupted by ctx: once every statement
+// has run, the transaction lands whole.
+func rawTx(ctx context.Context, conn *sql.Conn, begin string, fn func(r *rawConn) error) error {
+	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*sqlite3.SQLiteConn)
 		if !ok {
 			return errNotSQLite3
@@ -210,17 +227,13 @@ func (s *Saver) read(ctx context.Context, op, thread string, held bool, fn func(
 		r := rawConns.Get().(*rawConn)
 		r.c = c
 		defer r.release()
+		if begin == "" {
+			return fn(r)
+		}
 		// BEGIN may have run even when it reports the context's error
 		// (go-sqlite3 checks the context after its step), so what to undo
 		// is decided by the connection's state, not by which step failed.
-		if held {
-			err := fn(r)
-			if err == nil {
-				err = ctx.Err()
-			}
-			return err
-		}
-		err := r.exec(ctx, "BEGIN")
+		err := r.exec(ctx, begin)
 		if err == nil {
 			err = fn(r)
 		}
@@ -242,10 +255,6 @@ func (s *Saver) read(ctx context.Context, op, thread string, held bool, fn func(
 		}
 		return err
 	})
-	if errors.Is(err, errNotSQLite3) {
-		err = inTx(ctx, conn, "BEGIN", func() error { return fn(sqlRows{conn}) })
-	}
-	return wrapErr(ctx, op, thread, err)
 }
 
 var _ querier = (*sql.Conn)(nil)

@@ -24,8 +24,8 @@ import (
 const driverName = "sqlite3"
 
 // Saver is a [spec.Saver] backed by SQLite. It also implements
-// [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner] and
-// [spec.VersionGenerator]. It is safe for concurrent use. Create it with
+// [spec.ThreadCopier], [spec.RunDeleter], [spec.Pruner],
+// [spec.VersionGenerator] and [spec.DeltaHistoryReader]. It is safe for concurrent use. Create it with
 // [Open] or [New].
 type Saver struct {
 	db       *sql.DB
@@ -207,15 +207,10 @@ func New(ctx context.Context, db *sql.DB, opts ...Option) (*Saver, error) {
 // version of this package is refused with an error wrapping
 // [spec.ErrInvalidConfig].
 func (s *Saver) Setup(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return wrapErr(ctx, "setup", "", err)
+	if err := s.writeTurn(ctx, "setup", ""); err != nil {
+		return err
 	}
-	select {
-	case s.writeSem <- struct{}{}:
-	case <-ctx.Done():
-		return wrapErr(ctx, "setup", "", ctx.Err())
-	}
-	defer func() { <-s.writeSem }()
+	defer s.endTurn()
 	return migrate(ctx, s.db, -1)
 }
 
@@ -297,38 +292,46 @@ type querier interface {
 // write runs fn in a write transaction (BEGIN IMMEDIATE) on one connection,
 // after waiting for this saver's other writers.
 func (s *Saver) write(ctx context.Context, op, thread string, fn func(q querier) error) error {
+	return s.withConn(ctx, op, thread, true, func(conn *sql.Conn) error {
+		return inTx(ctx, conn, "BEGIN IMMEDIATE", func() error { return fn(conn) })
+	})
+}
+
+// writeTurn waits until this saver's other writers are done (see
+// writeSem) and takes the turn, which the caller gives back with endTurn;
+// it fails, without the turn, when ctx is done first.
+func (s *Saver) writeTurn(ctx context.Context, op, thread string) error {
 	if err := ctx.Err(); err != nil {
 		return wrapErr(ctx, op, thread, err)
 	}
 	select {
 	case s.writeSem <- struct{}{}:
+		return nil
 	case <-ctx.Done():
 		return wrapErr(ctx, op, thread, ctx.Err())
 	}
-	defer func() { <-s.writeSem }()
+}
+
+// endTurn gives back the turn writeTurn took.
+func (s *Saver) endTurn() { <-s.writeSem }
+
+// withConn runs fn on one connection of the pool, as a writer (after
+// writeTurn) when writer is set, and adds op and thread to its error.
+func (s *Saver) withConn(ctx context.Context, op, thread string, writer bool, fn func(conn *sql.Conn) error) error {
+	if writer {
+		if err := s.writeTurn(ctx, op, thread); err != nil {
+			return err
+		}
+		defer s.endTurn()
+	} else if err := ctx.Err(); err != nil {
+		return wrapErr(ctx, op, thread, err)
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return wrapErr(ctx, op, thread, err)
 	}
 	defer conn.Close()
-	return wrapErr(ctx, op, thread, inTx(ctx, conn, "BEGIN IMMEDIATE", func() error { return fn(conn) }))
-}
-
-// writeOne runs one write statement on its own: SQLite runs it in an
-// implicit transaction, all or nothing, without the BEGIN and COMMIT
-// statements of write.
-func (s *Saver) writeOne(ctx context.Context, op, thread, query string, args ...any) error {
-	if err := ctx.Err(); err != nil {
-		return wrapErr(ctx, op, thread, err)
-	}
-	select {
-	case s.writeSem <- struct{}{}:
-	case <-ctx.Done():
-		return wrapErr(ctx, op, thread, ctx.Err())
-	}
-	defer func() { <-s.writeSem }()
-	_, err := s.db.ExecContext(ctx, query, args...)
-	return wrapErr(ctx, op, thread, err)
+	return wrapErr(ctx, op, thread, fn(conn))
 }
 
 // inTx runs fn between begin and COMMIT on conn, rolling back when fn fails

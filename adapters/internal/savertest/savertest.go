@@ -2,8 +2,10 @@
 // its own saver, beyond the conformance suite: odd bytes in identifiers,
 // calls under live deadlines, contexts cancelled in the middle of a call,
 // and maintenance (Prune, DeleteThread, CopyThread, DeleteForRuns) racing
-// writes and reads on the same thread. Each check states the rule it
-// proves in its doc comment; the rules are listed in the adapters' docs.
+// writes and reads on the same thread, and the delta-history scenarios
+// ([RunDelta]) with the delta snapshots' round trip. Each check states the
+// rule it proves in its doc comment; the rules are listed in the adapters'
+// docs.
 //
 // Interleavings are forced by the savers' own synchronisation (goroutines
 // released together by a closed channel) and, for the MongoDB adapter, by

@@ -1,0 +1,60 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/checkpointkit/checkpointkit/adapters/internal/savertest"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// TestDelta runs the adapters' shared delta-history scenarios (package
+// savertest) on fresh savers.
+func TestDelta(t *testing.T) {
+	savertest.RunDelta(t, func(t *testing.T) savertest.DeltaSaver { return saverT(t) })
+}
+
+// TestDeltaRoundTrips checks, with the command log of
+// BenchmarkPeersCommands, that DeltaHistory sends as many commands for a
+// chain of 300 ancestors as for one of 3 (getMores aside).
+func TestDeltaRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	log := newCommandLog()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	s, cleanup, err := newSaver(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	counts := map[int]map[string]int{}
+	for _, n := range []int{3, 300} {
+		thread := fmt.Sprintf("rt%d", n)
+		savertest.BuildSteps(t, s, thread, "", savertest.SnapshotChain(n))
+		log.reset()
+		h, err := s.DeltaHistory(ctx, spec.Config{ThreadID: thread}, []string{"msgs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[n], _ = log.snapshot()
+		// getMore continues a reply past the server's batch: it grows with
+		// the bytes returned (assemble's value and write reads use the
+		// default batch), not with queries per ancestor. Logged, not compared.
+		t.Logf("chain of %d: %d getMores", n, counts[n]["getMore "])
+		delete(counts[n], "getMore ")
+		if got := len(h["msgs"].Writes); got != n-1 || !h["msgs"].HasSeed {
+			t.Fatalf("chain of %d: %d writes, seed %v", n, got, h["msgs"].HasSeed)
+		}
+	}
+	if fmt.Sprint(counts[3]) != fmt.Sprint(counts[300]) {
+		t.Errorf("commands per DeltaHistory call: chain of 3 %v, chain of 300 %v", counts[3], counts[300])
+	}
+	t.Logf("commands per DeltaHistory call: %v", counts[3])
+}
