@@ -74,6 +74,8 @@ func runHelper(mode string) int {
 		return serve(func(context.Context) (spec.Saver, error) { return newGate(), nil })
 	case "limited": // a saver with no optional capability
 		return serve(func(context.Context) (spec.Saver, error) { return struct{ spec.Saver }{memory.New()}, nil })
+	case "walker": // a memory saver whose delta history is LangGraph's base walk
+		return serve(func(context.Context) (spec.Saver, error) { return walker{memory.New()}, nil })
 	case "stubborn": // serves, then neither exits nor dies of SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		serve(func(context.Context) (spec.Saver, error) { return memory.New(), nil })

@@ -25,10 +25,14 @@ type remote struct {
 	closed atomic.Bool
 }
 
-// closableSaver is what every saver from Process.Open implements.
+// closableSaver is what every saver from Process.Open implements. Every
+// one is a spec.DeltaHistoryReader: without the server's delta_history
+// capability its DeltaHistory fails with errors.ErrUnsupported, which is
+// how the suite learns that a bridged saver lacks it (see delta.go).
 type closableSaver interface {
 	spec.Saver
 	io.Closer
+	spec.DeltaHistoryReader
 }
 
 type (

@@ -59,7 +59,8 @@ func WithShutdownTimeout(d time.Duration) ServeOption {
 // fresh saver from open for every open request. It handles requests
 // concurrently, honours timeout_ms and cancel through each call's context,
 // streams list items under the client's credit, and advertises the optional
-// capabilities (copy_thread, delete_for_runs, prune, next_version) that the
+// capabilities (copy_thread, delete_for_runs, prune, next_version,
+// delta_history) that the
 // opened savers implement. When the session ends it lets the requests
 // still running finish (at EOF, within the shutdown timeout: the client may
 // still be reading) or cancels them (when ctx is done), closes every saver
@@ -418,6 +419,9 @@ func capabilitiesOf(sv spec.Saver) []string {
 	}
 	if _, ok := sv.(spec.VersionGenerator); ok {
 		caps = append(caps, capNextVersion)
+	}
+	if _, ok := sv.(spec.DeltaHistoryReader); ok {
+		caps = append(caps, capDeltaHistory)
 	}
 	return caps
 }

@@ -110,6 +110,8 @@ func (s *server) handle(req *request, m *message) ([]byte, error) {
 			return nil, err
 		}
 		return null, pr.Prune(ctx, threads, strategy)
+	case "delta_history":
+		return deltaHistory(ctx, sv, &p)
 	case "next_version":
 		v, ok := sv.(spec.VersionGenerator)
 		if !ok {

@@ -18,8 +18,8 @@ import (
 // This file is the typed value encoding of PROTOCOL.md ("Values"): plain
 // JSON for nil, booleans, strings, lists and maps, bare numbers for
 // integers within ±(2^53−1) and for floats with a fractional part, and
-// single-key tag objects ($int, $float, $bytes, $map) for everything JSON
-// would lose.
+// single-key tag objects ($int, $float, $bytes, $map, $delta) for
+// everything JSON would lose.
 
 // maxSafeInt is the largest integer every JSON reader holds exactly
 // (2^53−1, JavaScript's Number.MAX_SAFE_INTEGER).
@@ -31,6 +31,7 @@ const (
 	tagFloat = "$float"
 	tagBytes = "$bytes"
 	tagMap   = "$map"
+	tagDelta = "$delta"
 )
 
 // maxWireDepth is how deeply the protocol nests lists and maps in one value
@@ -53,7 +54,7 @@ func appendValue(b []byte, v any) ([]byte, error) { return appendNested(b, v, 0)
 // appendNested is appendValue for a value inside depth lists and maps.
 func appendNested(b []byte, v any, depth int) ([]byte, error) {
 	switch v.(type) {
-	case []any, map[string]any, spec.Metadata:
+	case []any, map[string]any, spec.Metadata, spec.DeltaSnapshot:
 		if depth >= maxWireDepth {
 			return b, notCarried("a value nested deeper than %d levels, or containing itself", maxWireDepth)
 		}
@@ -94,6 +95,8 @@ func appendNested(b []byte, v any, depth int) ([]byte, error) {
 		return appendMap(b, x, depth)
 	case spec.Metadata:
 		return appendMap(b, x, depth)
+	case spec.DeltaSnapshot:
+		return appendDelta(b, x, depth)
 	}
 	n, err := spec.Normalize(v)
 	if err != nil {
@@ -378,6 +381,9 @@ func fromTag(tag string, payload any) (any, error) {
 			return nil, errBadValue("%s wants an object, got %s", tag, kindOf(payload))
 		}
 		return objectFromTree(m)
+	}
+	if tag == tagDelta {
+		return deltaFromTree(payload)
 	}
 	s, ok := payload.(string)
 	if !ok {

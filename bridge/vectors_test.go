@@ -97,6 +97,8 @@ func buildValue(t *testing.T, d map[string]any) any {
 			out[kv[0].(string)] = buildValue(t, kv[1].(map[string]any))
 		}
 		return out
+	case "delta":
+		return spec.DeltaSnapshot{Value: buildValue(t, d["value"].(map[string]any))}
 	}
 	t.Fatalf("unknown value description %v", d)
 	return nil
@@ -324,6 +326,8 @@ func (b vectorBuilder) encode(d map[string]any) []byte {
 			raw = append(appendString([]byte(`{"saver":`), r["saver"].(string)), '}')
 		case r["version"] != nil:
 			raw = append(appendString([]byte(`{"version":`), r["version"].(string)), '}')
+		case r["histories"] != nil:
+			raw = b.encodeHistories(r)
 		default:
 			t.Fatalf("unknown result %v", r)
 		}
@@ -352,6 +356,8 @@ func (b vectorBuilder) encode(d map[string]any) []byte {
 		params, err = stringParams("current", p["current"].(string))(nil)
 	case "copy_thread":
 		params = appendCopyThreadParams(nil, p["src"].(string), p["dst"].(string))
+	case "delta_history":
+		params = appendDeltaHistoryParams(nil, b.config(p["config"]), b.strings(p["channels"]))
 	case "prune":
 		strategy, perr := parseStrategy(p["strategy"].(string))
 		if perr != nil {
@@ -422,6 +428,8 @@ func (b vectorBuilder) checkDecoded(m *message, d map[string]any) {
 				t.Fatal(err)
 			}
 			check("config", got, b.config(r["config"]))
+		case r["histories"] != nil:
+			b.checkHistories(m.result, r)
 		default:
 			check("result", unNumber(m.result), unNumber(d["result"]))
 		}

@@ -5,7 +5,10 @@
 // ±(2^53−1) travels as a JSON integer, any other finite number as a float
 // (a JSON number with a fraction or exponent, or {"$float": "..."} when it is
 // integral, -0, NaN or infinite); a BigInt travels as an integer. Decoding
-// gives numbers, and BigInts for integers beyond 2^53−1.
+// gives numbers, and BigInts for integers beyond 2^53−1. A delta channel's
+// snapshot (LangGraph.js's DeltaSnapshot) travels as {"$delta": value}.
+
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint";
 
 /** Error codes of the protocol. */
 export const Codes = Object.freeze({
@@ -92,7 +95,7 @@ function describe(v) {
 /**
  * encodeValue turns a JavaScript value into its wire form. Plain objects,
  * arrays, strings, booleans, null, numbers, BigInts (within int64) and
- * Uint8Arrays are encoded; undefined becomes null at the top level and in
+ * Uint8Arrays are encoded, and a DeltaSnapshot as {"$delta": value}; undefined becomes null at the top level and in
  * arrays and is left out of objects, as in JSON. Anything else (Map, Set,
  * Date, class instances, functions, symbols) throws a BridgeError with code
  * unsupported_value naming the path.
@@ -126,6 +129,9 @@ export function encodeValue(v, path = "$") {
     for (let i = 0; i < v.length; i++) out[i] = encodeValue(v[i], `${path}[${i}]`);
     return out;
   }
+  // The class itself, not its lg_name marker: a plain object that looks
+  // like one is a map and must come back as a map.
+  if (v instanceof DeltaSnapshot) return { $delta: encodeValue(v.value, `${path}.value`) };
   if (!isPlainObject(v)) throw unsupported(path, `type ${typeName(v)}`);
   const out = {};
   for (const k of Object.keys(v)) {
@@ -153,7 +159,7 @@ function encodeNumber(v) {
 /**
  * decodeValue turns a wire value into a JavaScript value: integers and
  * floats become numbers ($int beyond 2^53−1 a BigInt), $bytes a Uint8Array,
- * $map an object. A malformed tag throws a BridgeError with code
+ * $map an object, $delta a DeltaSnapshot. A malformed tag throws a BridgeError with code
  * bad_request.
  */
 export function decodeValue(w, path = "$") {
@@ -187,6 +193,8 @@ export function decodeValue(w, path = "$") {
       case "$map":
         if (s === null || typeof s !== "object" || Array.isArray(s)) throw badRequest(path, "$map must hold an object");
         return decodeEntries(s, path);
+      case "$delta":
+        return new DeltaSnapshot(decodeValue(s, `${path}.value`));
       default:
         throw badRequest(path, `unknown tag ${JSON.stringify(tag)}`);
     }
@@ -408,4 +416,51 @@ export function decodeWrites(w) {
     }
     return [pw[0], decodeValue(pw[1], `writes[${i}]`)];
   });
+}
+
+/**
+ * historiesToWire encodes the answer of getDeltaChannelHistory
+ * ({channel: {writes: [[taskId, channel, value], ...], seed?}}) as the
+ * result of delta_history; a seed the saver left out stays out.
+ */
+export function historiesToWire(histories) {
+  const out = {};
+  for (const [ch, h] of Object.entries(histories ?? {})) {
+    const where = `histories[${JSON.stringify(ch)}]`;
+    const entry = {
+      writes: (h?.writes ?? []).map(([task, channel, value], i) => [
+        idToWire(task),
+        idToWire(channel),
+        encodeValue(value, `${where}.writes[${i}]`),
+      ]),
+    };
+    if (h && Object.prototype.hasOwnProperty.call(h, "seed")) entry.seed = encodeValue(h.seed, `${where}.seed`);
+    setKey(out, idToWire(ch, "channel"), entry);
+  }
+  return { histories: out };
+}
+
+/** historiesFromWire decodes a delta_history result into getDeltaChannelHistory's answer. */
+export function historiesFromWire(w) {
+  if (w === null || typeof w !== "object" || w.histories === null || typeof w.histories !== "object" || Array.isArray(w.histories)) {
+    throw new BridgeError(Codes.BAD_REQUEST, 'delta_history result: want {"histories": {...}}');
+  }
+  const out = {};
+  for (const [ch, hw] of Object.entries(w.histories)) {
+    const where = `histories[${JSON.stringify(ch)}]`;
+    if (hw === null || typeof hw !== "object" || Array.isArray(hw)) throw new BridgeError(Codes.BAD_REQUEST, `${where}: want an object`);
+    const ws = hw.writes ?? [];
+    if (!Array.isArray(ws)) throw new BridgeError(Codes.BAD_REQUEST, `${where}.writes: want a list`);
+    const entry = {
+      writes: ws.map((pw, i) => {
+        if (!Array.isArray(pw) || pw.length !== 3 || typeof pw[0] !== "string" || typeof pw[1] !== "string") {
+          throw new BridgeError(Codes.BAD_REQUEST, `${where}.writes[${i}]: want [task_id, channel, value]`);
+        }
+        return [pw[0], pw[1], decodeValue(pw[2], `${where}.writes[${i}]`)];
+      }),
+    };
+    if (Object.prototype.hasOwnProperty.call(hw, "seed")) entry.seed = decodeValue(hw.seed, `${where}.seed`);
+    setKey(out, ch, entry);
+  }
+  return out;
 }

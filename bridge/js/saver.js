@@ -24,6 +24,7 @@ import {
   configToWire,
   encodeMap,
   encodeWrites,
+  historiesFromWire,
   idToWire,
   tupleFromWire,
   versionsToWire,
@@ -178,6 +179,21 @@ export class BridgeSaver extends BaseCheckpointSaver {
       task_path: idToWire(taskPath, "task_path"),
     };
     await this.call("put_writes", params, config);
+  }
+
+  /**
+   * getDeltaChannelHistory returns the delta history of channels as seen
+   * from config's checkpoint in one delta_history request. Against a server
+   * without that capability it is LangGraph.js's default walk over getTuple.
+   */
+  async getDeltaChannelHistory(options) {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const threadId = config?.configurable?.thread_id;
+    if (threadId === undefined || threadId === null) return Object.fromEntries(channels.map((ch) => [ch, { writes: [] }]));
+    if (!this.proc.capabilities.has("delta_history")) return super.getDeltaChannelHistory(options);
+    const params = { channels: channels.map((ch) => idToWire(ch, "channel")), config: configToWire(config) };
+    return historiesFromWire(await this.call("delta_history", params, config));
   }
 
   async deleteThread(threadId) {

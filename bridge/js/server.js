@@ -36,6 +36,7 @@ import {
   configToWire,
   decodeMap,
   decodeWrites,
+  historiesToWire,
   tupleToWire,
   unavailable,
   versionFromWire,
@@ -258,7 +259,9 @@ const methods = {
       protocol: PROTOCOL,
       version: VERSION,
       name: `LangGraph.js ${kind.name} (${kind.pkg}@${packageVersion(kind.pkg)})`,
-      capabilities: ["open", "next_version"],
+      // delta_history always: BaseCheckpointSaver.getDeltaChannelHistory
+      // gives every saver the method (PROTOCOL.md, "delta_history").
+      capabilities: ["open", "next_version", "delta_history"],
     };
   },
 
@@ -293,8 +296,10 @@ const methods = {
     const config = jsConfig(params.config);
     const writes = decodeWrites(params.writes);
     const taskId = wantString(params.task_id ?? "", "task_id");
-    // LangGraph.js's putWrites has no task path argument: task_path is dropped.
-    await saver.putWrites(config, writes, taskId);
+    // putWrites takes the task path since @langchain/langgraph-checkpoint
+    // 1.2 (savers that predate it ignore it).
+    const taskPath = wantString(params.task_path ?? "", "task_path");
+    await saver.putWrites(config, writes, taskId, taskPath);
     return null;
   },
 
@@ -344,6 +349,23 @@ const methods = {
     const saver = saverFor(msg);
     await saver.deleteThread(wantString(params.thread_id ?? "", "thread_id"));
     return null;
+  },
+
+  async delta_history(params, msg, signal) {
+    const saver = saverFor(msg);
+    const config = jsConfig(params.config);
+    if (!Array.isArray(params.channels) || params.channels.some((ch) => typeof ch !== "string")) {
+      throw new BridgeError(Codes.BAD_REQUEST, "channels: want a list of strings");
+    }
+    const histories = await abortable(saver.getDeltaChannelHistory({ config, channels: params.channels }), signal);
+    try {
+      return historiesToWire(histories);
+    } catch (err) {
+      if (err instanceof BridgeError && err.code === Codes.UNSUPPORTED_VALUE) {
+        throw new BridgeError(Codes.UNSUPPORTED_VALUE, `getDeltaChannelHistory answered with a value the bridge cannot carry: ${err.message}`);
+      }
+      throw err;
+    }
   },
 
   async next_version(params, msg) {

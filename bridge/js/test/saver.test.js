@@ -47,9 +47,11 @@ test("put and getTuple give values and versions back exactly", async () => {
   assert.deepStrictEqual(t.metadata, metadata);
   assert.deepStrictEqual(t.config, config("values", "0001"));
   assert.equal(t.parentConfig, undefined);
+  // MemorySaver (since @langchain/langgraph-checkpoint 1.2) returns writes
+  // in (task path, task ID, index) order, where __error__'s index is -1.
   assert.deepStrictEqual(t.pendingWrites, [
-    ["task-1", "ch", { a: [1] }],
     ["task-1", "__error__", "boom"],
+    ["task-1", "ch", { a: [1] }],
   ]);
   assert.equal(typeof t.checkpoint.channel_versions.n, "number");
 });

@@ -77,7 +77,7 @@ before(async () => {
   assert.equal(hello.result.protocol, "checkpointkit-bridge");
   assert.equal(hello.result.version, 1);
   assert.match(hello.result.name, /MemorySaver/);
-  assert.deepEqual(hello.result.capabilities, ["open", "next_version"]);
+  assert.deepEqual(hello.result.capabilities, ["open", "next_version", "delta_history"]);
   saver = (await c.request("open")).result.saver;
   for (let i = 1; i <= 5; i++) {
     const r = await c.request("put", { config: cfg("t"), checkpoint: checkpoint(`c${i}`), metadata: { step: i }, new_versions: {} }, { saver });

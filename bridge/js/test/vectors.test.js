@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { DeltaSnapshot } from "@langchain/langgraph-checkpoint";
+
 import {
   checkpointFromWire,
   checkpointToWire,
@@ -18,6 +20,8 @@ import {
   encodeMap,
   encodeValue,
   encodeWrites,
+  historiesFromWire,
+  historiesToWire,
   idToWire,
   tupleFromWire,
   tupleToWire,
@@ -57,6 +61,8 @@ function build(d) {
       for (const [k, v] of d.entries) Object.defineProperty(out, k, { value: build(v), enumerable: true, writable: true, configurable: true });
       return out;
     }
+    case "delta":
+      return new DeltaSnapshot(build(d.value));
   }
   throw new Error(`unknown value description ${JSON.stringify(d)}`);
 }
@@ -68,6 +74,7 @@ function same(got, want, d) {
   if (d?.type === "int") return typeof want === "bigint" ? got === want : typeof got === "number" && got === want;
   if (typeof want === "number") return Object.is(got, want);
   if (want instanceof Uint8Array) return got instanceof Uint8Array && Buffer.from(got).equals(Buffer.from(want));
+  if (want instanceof DeltaSnapshot) return got instanceof DeltaSnapshot && same(got.value, want.value, d?.value);
   if (Array.isArray(want)) {
     return Array.isArray(got) && got.length === want.length && want.every((w, i) => same(got[i], w, d?.items?.[i]));
   }
@@ -190,6 +197,7 @@ function encodeMessage(d) {
   }
   if ("item" in d) return messageLine({ id: d.id, item: tupleToWire(jsTuple(d.item)) });
   if ("result" in d && d.result?.checkpoint) return messageLine({ id: d.id, result: tupleToWire(jsTuple(d.result)) });
+  if ("result" in d && d.result?.histories) return messageLine({ id: d.id, result: historiesToWire(jsHistories(d.result)) });
   return messageLine(d); // plain JSON: hello, open, null results, errors, cancel, credit
 }
 
@@ -228,6 +236,16 @@ function jsCheckpointRead(d) {
   return cp;
 }
 
+// jsHistories is getDeltaChannelHistory's answer for a delta_history result.
+function jsHistories(d) {
+  const out = {};
+  for (const [ch, h] of Object.entries(d.histories)) {
+    out[ch] = { writes: h.writes.map(([task, channel, v]) => [task, channel, build(v)]) };
+    if ("seed" in h) out[ch].seed = build(h.seed);
+  }
+  return out;
+}
+
 function jsTupleRead(d) {
   const t = jsTuple(d);
   t.config = configFromWire(d.config);
@@ -253,6 +271,8 @@ for (const v of messages) {
       assert.deepStrictEqual(tupleFromWire(msg.item), jsTupleRead(d.item));
     } else if (d.result?.checkpoint) {
       assert.deepStrictEqual(tupleFromWire(msg.result), jsTupleRead(d.result));
+    } else if (d.result?.histories) {
+      assert.deepStrictEqual(historiesFromWire(msg.result), jsHistories(d.result));
     } else {
       assert.deepStrictEqual(msg, d);
     }

@@ -2,7 +2,8 @@
 // (@langchain/langgraph-checkpoint-validation) run against one of
 // checkpointkit's Go adapters through BridgeSaver: one
 // cmd/checkpointkit-saver process (CHECKPOINTKIT_SAVER_BIN) for the whole
-// file, one fresh saver (`open`) per test group.
+// file, one fresh saver (`open`) per test group. Besides the default suite
+// (validate) it runs the opt-in getDeltaChannelHistory group.
 //
 //   CHECKPOINTKIT_ADAPTER=memory|sqlite|postgres|mongo
 //   CHECKPOINTKIT_SAVER_BIN=/path/to/checkpointkit-saver
@@ -11,7 +12,7 @@
 // time, each with the rule of spec/SPEC.md that makes checkpointkit differ;
 // CHECKPOINTKIT_RUN_EXPECTED_SKIPS=1 runs them anyway.
 import { readFileSync } from "node:fs";
-import { validate } from "@langchain/langgraph-checkpoint-validation";
+import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { BridgeSaver, startSaverProcess } from "../saver.js";
 
 const adapter = process.env.CHECKPOINTKIT_ADAPTER || "memory";
@@ -33,7 +34,7 @@ beforeEach((ctx) => {
 
 let proc;
 
-validate({
+const initializer = {
   checkpointerName: "checkpointkit",
   beforeAllTimeout: 120_000,
   async beforeAll() {
@@ -48,4 +49,10 @@ validate({
   async destroyCheckpointer(saver) {
     await saver.close();
   },
-});
+};
+
+validate(initializer);
+// The opt-in group of the package (specTest leaves it out): delta channel
+// history, answered by the adapter's delta_history through BridgeSaver. Its
+// hooks run under validate's file-level beforeAll, which starts the server.
+deltaChannelHistoryTests(initializer);

@@ -402,8 +402,12 @@ class BridgeProcess:
         wait = None if timeout is None else timeout + DEADLINE_GRACE
         fut = asyncio.wrap_future(call.future)
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), wait)
-        except asyncio.TimeoutError:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a
+            # cancellation that arrives as the awaited result does, and the
+            # cancelled task would go on as if nothing happened.
+            async with asyncio.timeout(wait):
+                return await asyncio.shield(fut)
+        except TimeoutError:
             if not call.future.done():
                 self._give_up(call, DeadlineExceeded(f"{self.name}: {method}: deadline of {timeout}s exceeded"))
             return await fut
@@ -432,8 +436,9 @@ class BridgeProcess:
             while True:
                 left = None if deadline is None else max(0.0, deadline - loop.time())
                 try:
-                    more, item = await asyncio.wait_for(stream.next_async(), left)
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(left):  # not wait_for: see arequest
+                        more, item = await stream.next_async()
+                except TimeoutError:
                     self._give_up(call, DeadlineExceeded(f"{self.name}: {method}: deadline of {timeout}s exceeded"))
                     more, item = await stream.next_async()
                 if not more:

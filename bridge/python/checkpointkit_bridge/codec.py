@@ -5,7 +5,8 @@ BridgeSaver; shapes.py builds configs, versions, checkpoints and tuples on it.
 Python keeps integers, floats, bytes and strings apart, so every value of
 the protocol's model has exactly one Python type here: ``None``, ``bool``,
 ``int`` (within int64), ``float``, ``str`` (valid UTF-8), ``bytes``,
-``list`` and ``dict`` with ``str`` keys. Nothing else is converted: a tuple,
+``list`` and ``dict`` with ``str`` keys, plus LangGraph's ``_DeltaSnapshot``
+(a delta channel's snapshot, ``{"$delta": ...}`` on the wire). Nothing else is converted: a tuple,
 a set, a datetime, an ``int`` subclass or a dict with non-string keys raises
 :class:`UnsupportedValue` naming its type and place, since turning it into
 something the wire can carry would hand a different value back.
@@ -19,6 +20,8 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 # Error codes of the protocol.
 NOT_FOUND = "not_found"
@@ -87,7 +90,7 @@ INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 MAX_SAFE = (1 << 53) - 1
 
-_TAGS = ("$int", "$float", "$bytes", "$map")
+_TAGS = ("$int", "$float", "$bytes", "$map", "$delta")
 _INT_RE = re.compile(r"-?[0-9]+\Z")
 _FLOAT_RE = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 _B64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
@@ -183,6 +186,8 @@ def encode_value(v: Any, path: str = "$") -> Any:
         return {"$bytes": base64.b64encode(bytes(v)).decode("ascii")}
     if t is list:
         return [encode_value(e, f"{path}[{i}]") for i, e in enumerate(v)]
+    if t is _DeltaSnapshot:
+        return {"$delta": encode_value(v.value, f"{path}.value")}
     if t is dict:
         out = _encode_entries(v, path)
         if len(out) == 1 and next(iter(out)).startswith("$"):
@@ -242,6 +247,8 @@ def _decode_tag(tag: str, s: Any, path: str) -> Any:
         if type(s) is not dict:
             raise BadRequest(f"value at {path}: $map wants an object, got {type_name(s)}")
         return _decode_entries(s, path)
+    if tag == "$delta":
+        return _DeltaSnapshot(decode_value(s, f"{path}.value"))
     if tag not in _TAGS:
         raise BadRequest(
             f"value at {path}: unknown tag {tag!r} (a map whose only key starts with '$' must be wrapped in $map)"

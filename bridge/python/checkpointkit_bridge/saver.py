@@ -240,6 +240,27 @@ class BridgeSaver(BaseCheckpointSaver[str]):
             )
         return {"thread_ids": [shapes.id_to_wire(t, "thread_id") for t in thread_ids], "strategy": wire}
 
+    @staticmethod
+    def _delta_params(config: RunnableConfig, channels: Sequence[str]) -> dict[str, Any]:
+        return {"channels": [shapes.id_to_wire(c, "channel") for c in channels], "config": shapes.config_to_wire(config)}
+
+    def _histories(self, w: Any) -> dict[str, Any]:
+        out = shapes.histories_from_wire(w)
+        for h in out.values():
+            h["writes"] = [(task, ch, typed.lift(self.serde, v)) for task, ch, v in h["writes"]]
+            if "seed" in h:
+                h["seed"] = typed.lift(self.serde, h["seed"])
+        return out
+
+    def _delta_local(self, config: RunnableConfig, channels: Sequence[str]) -> dict[str, Any] | None:
+        """The answer that needs no request, or None: none for no channels
+        or no thread (as LangGraph's walk, whose get_tuple finds nothing)."""
+        if not channels:
+            return {}
+        if (config.get("configurable") or {}).get("thread_id") is None:
+            return {ch: {"writes": []} for ch in channels}
+        return None
+
     # --- sync API ------------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -311,6 +332,18 @@ class BridgeSaver(BaseCheckpointSaver[str]):
         """keep_latest keeps the newest checkpoint of each namespace; delete removes all."""
         self._need("prune")
         self._call("prune", self._prune_params(thread_ids, strategy))
+
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
+        """The delta history of channels as seen from config's checkpoint,
+        read by the server in one request (PROTOCOL.md, "delta_history").
+        A server without the capability gets LangGraph's default walk over
+        get_tuple, one request per ancestor."""
+        local = self._delta_local(config, channels)
+        if local is not None:
+            return local
+        if "delta_history" not in self.proc.capabilities:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        return self._histories(self._call("delta_history", self._delta_params(config, channels)))
 
     # --- async API -----------------------------------------------------
 
@@ -384,6 +417,15 @@ class BridgeSaver(BaseCheckpointSaver[str]):
         """prune, for asyncio."""
         self._need("prune")
         await self._acall("prune", self._prune_params(thread_ids, strategy))
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
+        """get_delta_channel_history, for asyncio."""
+        local = self._delta_local(config, channels)
+        if local is not None:
+            return local
+        if "delta_history" not in self.proc.capabilities:
+            return await super().aget_delta_channel_history(config=config, channels=channels)
+        return self._histories(await self._acall("delta_history", self._delta_params(config, channels)))
 
     # --- versions ------------------------------------------------------
 

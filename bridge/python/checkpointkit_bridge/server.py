@@ -228,7 +228,9 @@ class Server:
             self.saver_class = type(h.saver)
             await h.close()
         cls = self.saver_class
-        caps = ["open", "next_version"] + [m for m in hosting.OPTIONAL if hosting.overrides(cls, m)]
+        # delta_history always: BaseCheckpointSaver's default walk gives every
+        # saver get_delta_channel_history (PROTOCOL.md, "delta_history").
+        caps = ["open", "next_version"] + [m for m in hosting.OPTIONAL if hosting.overrides(cls, m)] + ["delta_history"]
         return {"protocol": PROTOCOL, "version": VERSION, "name": self.name or describe_class(cls), "capabilities": caps}
 
     async def m_open(self, req: Request, params: dict[str, Any]) -> Any:
@@ -331,6 +333,13 @@ class Server:
 
         v = await loop.run_in_executor(self.pool, next_version)
         return {"version": shapes.version_to_wire(v, "next version")}
+
+    async def m_delta_history(self, req: Request, params: dict[str, Any]) -> Any:
+        h = self.hosted(req)
+        config = shapes.config_from_wire(params.get("config"))
+        channels = strings_param(params, "channels")
+        histories = await self.call(req, h, "get_delta_channel_history", config=config, channels=channels)
+        return self.encoded(shapes.histories_to_wire, histories, "get_delta_channel_history")
 
     async def m_list(self, req: Request, params: dict[str, Any]) -> Any:
         return await listing.stream(self, req, params)

@@ -288,3 +288,54 @@ def decode_writes(w: Any) -> list[tuple[str, Any]]:
             raise BadRequest(f"writes[{i}]: want [channel, value]")
         out.append((pw[0], decode_value(pw[1], f"writes[{i}]")))
     return out
+
+
+def histories_to_wire(histories: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire result of delta_history from a saver's
+    get_delta_channel_history answer ({channel: {"writes": [(task_id,
+    channel, value), ...], "seed"?: value}}); an absent seed stays absent."""
+    out: dict[str, Any] = {}
+    for ch, h in histories.items():
+        where = f"histories[{ch!r}]"
+        writes = []
+        for i, pw in enumerate(h.get("writes") or ()):
+            if len(pw) != 3:
+                raise UnsupportedValue(f"{where}.writes[{i}]: want (task_id, channel, value), got {len(pw)} items")
+            task, channel, value = pw
+            writes.append(
+                [
+                    id_to_wire(task, f"{where}.writes[{i}] task_id"),
+                    id_to_wire(channel, f"{where}.writes[{i}] channel"),
+                    encode_value(value, f"{where}.writes[{i}]"),
+                ]
+            )
+        entry: dict[str, Any] = {"writes": writes}
+        if "seed" in h:
+            entry["seed"] = encode_value(h["seed"], f"{where}.seed")
+        out[id_to_wire(ch, "channel")] = entry
+    return {"histories": out}
+
+
+def histories_from_wire(w: Any) -> dict[str, dict[str, Any]]:
+    """The get_delta_channel_history answer of a wire delta_history result:
+    {channel: {"writes": [(task_id, channel, value), ...], "seed"?: value}}."""
+    if type(w) is not dict or type(w.get("histories")) is not dict:
+        raise BadRequest("delta_history result: want {\"histories\": {...}}")
+    out: dict[str, dict[str, Any]] = {}
+    for ch, hw in w["histories"].items():
+        where = f"histories[{ch!r}]"
+        if type(hw) is not dict:
+            raise BadRequest(f"{where}: want an object, got {type_name(hw)}")
+        ws = hw.get("writes") or []
+        if type(ws) is not list:
+            raise BadRequest(f"{where}.writes: want a list")
+        writes = []
+        for i, pw in enumerate(ws):
+            if type(pw) is not list or len(pw) != 3 or type(pw[0]) is not str or type(pw[1]) is not str:
+                raise BadRequest(f"{where}.writes[{i}]: want [task_id, channel, value]")
+            writes.append((pw[0], pw[1], decode_value(pw[2], f"{where}.writes[{i}]")))
+        entry: dict[str, Any] = {"writes": writes}
+        if "seed" in hw:
+            entry["seed"] = decode_value(hw["seed"], f"{where}.seed")
+        out[ch] = entry
+    return out

@@ -11,6 +11,8 @@ enums, integers beyond 64 bits, dicts with non-str keys, ...
 - a value of the model stays itself, recursively: plain lists and
   dicts (and their plain members) reach the Go store as real values, so a
   metadata filter on them works and a human can read them;
+- LangGraph's _DeltaSnapshot stays a snapshot (codec.py's $delta), its
+  value lowered in turn;
 - a tuple becomes the marker {"$lg": {"type": "tuple", "data": [items]}},
   its items lowered in turn;
 - an int beyond int64 becomes {"$lg": {"type": "int", "data": "<decimal>"}};
@@ -24,7 +26,8 @@ enums, integers beyond 64 bits, dicts with non-str keys, ...
   other than LangGraph's default JsonPlusSerializer), BridgeSaver sends every
   channel and write value through it, plain ones included (lower_opaque);
 - metadata keeps to JSON (the Go contract refuses bytes, NaN and infinities
-  there): such values go through the serde too, and every serde payload in
+  there): a tuple there becomes a list, as in LangGraph's own savers, and
+  bytes and non-finite floats go through the serde, and every serde payload in
   metadata travels as base64 text, {"$lg": {"type": type, "b64": "..."}}.
 
 On the wire the marker, a map whose only key starts with "$", is wrapped as
@@ -42,6 +45,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from . import codec, shapes
 
@@ -84,7 +88,16 @@ def lower(serde: SerializerProtocol, v: Any, json_only: bool = False) -> Any:
     if t is list:
         return [lower(serde, e, json_only) for e in v]
     if t is tuple:
+        if json_only:
+            # Metadata is JSON in every LangGraph saver, so a tuple there
+            # reads back as a list (the engine's own
+            # counters_since_delta_snapshot pairs are tuples).
+            return [lower(serde, e, json_only) for e in v]
         return _marker("tuple", [lower(serde, e, json_only) for e in v])
+    if t is _DeltaSnapshot:
+        # A delta channel's snapshot stays a snapshot ($delta), so that the
+        # Go saver sees it as one (SPEC.md VALUE-12); its value is lowered.
+        return _DeltaSnapshot(lower(serde, v.value, json_only))
     if t is dict and not (len(v) == 1 and MARKER in v) and all(type(k) is str and _utf8(k) for k in v):
         return {k: lower(serde, e, json_only) for k, e in v.items()}
     return _serde(serde, v, json_only)
@@ -102,6 +115,8 @@ def lift(serde: SerializerProtocol, w: Any) -> Any:
     t = type(w)
     if t is list:
         return [lift(serde, e) for e in w]
+    if t is _DeltaSnapshot:
+        return _DeltaSnapshot(lift(serde, w.value))
     if t is not dict:
         return w
     if len(w) == 1 and MARKER in w:

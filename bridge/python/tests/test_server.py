@@ -16,13 +16,14 @@ def test_hello_names_the_saver_and_its_capabilities(client: Client) -> None:
     h = client.hello  # type: ignore[attr-defined]
     assert h["protocol"] == "checkpointkit-bridge" and h["version"] == 1
     assert "InMemorySaver" in h["name"] and "langgraph-checkpoint" in h["name"]
-    # InMemorySaver overrides none of the optional methods.
-    assert h["capabilities"] == ["open", "next_version"]
+    # InMemorySaver overrides none of the optional methods; delta_history is
+    # always there (BaseCheckpointSaver has a default).
+    assert h["capabilities"] == ["open", "next_version", "delta_history"]
 
 
 def test_capabilities_follow_the_class_overrides(serve: Any) -> None:
     c = serve("savers:refusing")
-    assert c.hello["capabilities"] == ["open", "next_version", "copy_thread"]
+    assert c.hello["capabilities"] == ["open", "next_version", "copy_thread", "delta_history"]
 
 
 def test_put_get_tuple_round_trip_keeps_types(client: Client) -> None:

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from checkpointkit_bridge import codec, shapes
 from checkpointkit_bridge.wire import dumps, parse_line
 
 VECTORS = Path(__file__).resolve().parents[2] / "testdata" / "vectors"
-VALUE_TYPES = {"null", "bool", "int", "float", "string", "bytes", "list", "map"}
+VALUE_TYPES = {"null", "bool", "int", "float", "string", "bytes", "list", "map", "delta"}
 DESC_KEYS = {"type", "value", "items", "entries", "base64"}
 
 
@@ -47,6 +48,8 @@ def build(d: dict[str, Any]) -> Any:
         return [build(e) for e in d["items"]]
     if t == "map":
         return {k: build(e) for k, e in d["entries"]}
+    if t == "delta":
+        return _DeltaSnapshot(build(d["value"]))
     raise AssertionError(f"unknown description type {t}")
 
 
@@ -62,6 +65,8 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if type(a) is dict:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a) is _DeltaSnapshot:
+        return same(a.value, b.value)
     return a == b
 
 
@@ -141,6 +146,8 @@ def shapes_round_trip(msg: dict[str, Any]) -> None:
         r = msg.get(member)
         if type(r) is dict and "checkpoint" in r:
             assert shapes.tuple_to_wire(shapes.tuple_from_wire(r)) == r
+        elif type(r) is dict and set(r) == {"histories"}:
+            assert shapes.histories_to_wire(shapes.histories_from_wire(r)) == r
         elif type(r) is dict and set(r) == {"config"}:
             assert shapes.config_to_wire(shapes.config_from_wire(r["config"])) == r["config"]
 
