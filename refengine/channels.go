@@ -16,11 +16,12 @@ const (
 	kindEphemeral
 	kindTopic
 	kindBarrier
+	kindDelta
 )
 
 // Channel describes how a state key stores and combines the values written
-// to it. Build one with [LastValue], [Reducer], [Ephemeral], [Topic] or
-// [AccumulatingTopic].
+// to it. Build one with [LastValue], [Reducer], [Delta], [Ephemeral],
+// [Topic] or [AccumulatingTopic].
 type Channel struct {
 	kind       chanKind
 	reduce     func(current, update any) (any, error)
@@ -29,6 +30,9 @@ type Channel struct {
 	guard      bool
 	accumulate bool
 	names      []string
+	// deltaReduce and every configure a [Delta] channel.
+	deltaReduce func(current any, writes []any) (any, error)
+	every       int
 }
 
 // LastValue is a key that holds the last value written; two writes in one
@@ -121,6 +125,8 @@ type channel interface {
 // the checkpoint has none).
 func (c Channel) newChannel(stored any, ok bool) channel {
 	switch c.kind {
+	case kindDelta:
+		return c.newDeltaChan(stored, ok)
 	case kindReducer:
 		ch := &reducerChan{fn: c.reduce}
 		if ok {

@@ -115,6 +115,9 @@ func (l *loop) putCheckpoint(ctx context.Context, source string, updated []strin
 	if err != nil {
 		return nil, err
 	}
+	if err := l.deltaSnapshots(&cp, md, updated); err != nil {
+		return nil, err
+	}
 	wait = func() error { return nil }
 	if l.opts.durability != DurabilityExit {
 		nv := newVersions(l.prevVersions, cp.ChannelVersions)
@@ -129,7 +132,7 @@ func (l *loop) putCheckpoint(ctx context.Context, source string, updated []strin
 	}
 	l.cp.ID, l.cp.TS = cp.ID, cp.TS
 	l.checkpointID = cp.ID
-	l.lastCp, l.lastMeta = &cp, md
+	l.lastCp, l.lastMeta, l.meta = &cp, md, md
 	l.step++
 	return wait, nil
 }

@@ -79,8 +79,14 @@ type loop struct {
 	prevVersions   spec.Versions
 	lastCp         *spec.Checkpoint
 	lastMeta       spec.Metadata
-	step, stop     int
-	isReplaying    bool
+	// meta is the metadata of the checkpoint last loaded or put, whose
+	// delta counters the next checkpoint advances.
+	meta spec.Metadata
+	// forced names the delta channels the next stored checkpoint must
+	// snapshot whatever their counters say.
+	forced      map[string]bool
+	step, stop  int
+	isReplaying bool
 	// superseded reports that the checkpoint the run addressed by ID is
 	// not the thread's latest.
 	superseded bool
@@ -169,7 +175,8 @@ func (l *loop) load(ctx context.Context) error {
 	}
 	l.stop = l.step + limit + 1
 	l.pending = slices.Clone(tup.PendingWrites)
-	l.chans = l.g.loadChannels(&l.cp)
+	l.meta = tup.Metadata
+	l.forced = map[string]bool{}
 	l.isReplaying = l.loadID != "" || (l.nested && l.opts.nestedQuirk)
 	if l.loadID != "" {
 		// An explicit checkpoint: has the thread moved past it?
@@ -179,6 +186,11 @@ func (l *loop) load(ctx context.Context) error {
 			return err
 		}
 		l.superseded = !latest
+	}
+	// Delta channels are rebuilt last, as LangGraph reads their history
+	// after the checkpoint (and the latest one) are loaded.
+	if l.chans, err = l.g.restoreChannels(ctx, l.saver, tup.Config, &l.cp); err != nil {
+		return err
 	}
 	return nil
 }
@@ -356,6 +368,9 @@ func (l *loop) afterTick(ctx context.Context) error {
 	aw := make([]appliedWrites, len(l.tasks))
 	for i, t := range l.tasks {
 		aw[i] = appliedWrites{name: t.node.name, path: t.path, triggers: t.triggers, writes: t.writes}
+		// An overwrite of a delta channel snapshots it, so that no
+		// reader replays the writes it threw away.
+		maps.Copy(l.forced, l.g.deltaOverwrites(t.writes))
 	}
 	updated, err := l.g.applyWrites(&l.cp, l.chans, aw, l.nextVersion)
 	if err != nil {

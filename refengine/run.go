@@ -191,6 +191,15 @@ func (l *loop) first(ctx context.Context, input any) error {
 	if timeTravel {
 		l.dropPending(spec.ResumeChannel)
 	}
+	// Unless a resume hands the loaded writes back to their tasks, a new
+	// branch starts here: the delta channels those writes touch snapshot
+	// in its first checkpoint, so that its history never replays them
+	// (_loop.py:1021).
+	if !(resuming && !l.isReplaying) {
+		l.mu.Lock()
+		l.forced = l.g.deltaWrites(l.pending)
+		l.mu.Unlock()
+	}
 	var carried []spec.Write
 	if isCmd {
 		if l.checkpointID == "" {
@@ -208,6 +217,9 @@ func (l *loop) first(ctx context.Context, input any) error {
 			// checkpoint addressed, whose other children would replay it
 			// (_loop.py:1085-1088).
 			carried = writes
+			for _, w := range writes {
+				maps.Copy(l.forced, l.g.deltaWrites([]spec.PendingWrite{{Channel: w.Channel}}))
+			}
 		} else {
 			l.putWrites(ctx, spec.NullTaskID, writes, "")
 		}

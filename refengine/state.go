@@ -110,7 +110,7 @@ func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, sub
 	if err != nil {
 		return nil, fmt.Errorf("refengine: get state: %w", err)
 	}
-	snap, err := g.snapshotOf(tup, cfg.CheckpointID == "")
+	snap, err := g.snapshotOf(ctx, s, tup, cfg.CheckpointID == "")
 	if err != nil || !subgraphs {
 		return snap, err
 	}
@@ -128,10 +128,14 @@ func (g *Graph) snapshot(ctx context.Context, s spec.Saver, cfg spec.Config, sub
 	return snap, nil
 }
 
-// snapshotOf builds a snapshot from a stored tuple without saver calls.
-func (g *Graph) snapshotOf(tup *spec.Tuple, applyPending bool) (*Snapshot, error) {
+// snapshotOf builds a snapshot from a stored tuple; the only saver call is
+// the delta history of delta channels the checkpoint stores no value for.
+func (g *Graph) snapshotOf(ctx context.Context, s spec.Saver, tup *spec.Tuple, applyPending bool) (*Snapshot, error) {
 	cp := copyCheckpoint(tup.Checkpoint)
-	chans := g.loadChannels(&cp)
+	chans, err := g.restoreChannels(ctx, s, tup.Config, &cp)
+	if err != nil {
+		return nil, err
+	}
 	step, _ := metadataStep(tup.Metadata)
 	ns := tup.Config.Namespace
 	var null []spec.Write
@@ -228,11 +232,17 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 	var out []*Snapshot
 	lo := spec.ListOptions{ThreadID: cfg.ThreadID, Namespace: cfg.Namespace, CheckpointID: cfg.CheckpointID,
 		Filter: opts.Filter, Before: opts.Before, Limit: opts.Limit}
+	// The listing is read whole before any snapshot is built: building one
+	// may read a delta history, as LangGraph Python does after its List.
+	var tups []*spec.Tuple
 	for tup, err := range g.saver.List(ctx, lo) {
 		if err != nil {
 			return nil, fmt.Errorf("refengine: history: %w", err)
 		}
-		snap, err := sub.snapshotOf(tup, false)
+		tups = append(tups, tup)
+	}
+	for _, tup := range tups {
+		snap, err := sub.snapshotOf(ctx, g.saver, tup, false)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +253,7 @@ func (g *Graph) History(ctx context.Context, cfg RunConfig, opts HistoryOptions)
 
 // applySaved applies the null writes and the saved writes of finished tasks
 // of a checkpoint, as an UpdateState as End does.
-func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks []*task, pending []spec.PendingWrite, next func(spec.Version) spec.Version) error {
+func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks []*task, pending []spec.PendingWrite, next func(spec.Version) spec.Version) ([]string, error) {
 	var null []spec.Write
 	byID := map[string]*task{}
 	for _, t := range tasks {
@@ -259,10 +269,13 @@ func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks 
 			done[w.TaskID] = append(done[w.TaskID], spec.Write{Channel: w.Channel, Value: w.Value})
 		}
 	}
+	var updated []string
 	if len(null) > 0 {
-		if _, err := g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: null}}, next); err != nil {
-			return err
+		up, err := g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: null}}, next)
+		if err != nil {
+			return nil, err
 		}
+		updated = up
 	}
 	for _, t := range tasks {
 		if ws := done[t.id]; len(ws) > 0 {
@@ -270,10 +283,10 @@ func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks 
 		}
 	}
 	if len(aw) == 0 {
-		return nil
+		return updated, nil
 	}
-	_, err := g.applyWrites(cp, chans, aw, next)
-	return err
+	up, err := g.applyWrites(cp, chans, aw, next)
+	return append(updated, up...), err
 }
 
 // lastNode infers the node an update is attributed to: the one that saw
@@ -313,7 +326,10 @@ func (l *loop) copyFork(ctx context.Context, saved *spec.Tuple, values Update) (
 	}
 	step, _ := metadataStep(saved.Metadata)
 	cp := copyCheckpoint(saved.Checkpoint)
-	chans := l.g.loadChannels(&cp)
+	chans, err := l.g.restoreChannels(ctx, l.saver, saved.Config, &cp)
+	if err != nil {
+		return spec.Config{}, err
+	}
 	next, err := newCheckpoint(&cp, chans, l.opts.newID(step), nil)
 	if err != nil {
 		return spec.Config{}, err

@@ -121,6 +121,17 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		}
 	}
 	chans := g.loadChannels(&cp)
+	// Delta channels that must snapshot in the update's checkpoint: those
+	// the saved checkpoint's pending writes touch (a first superstep only).
+	fork := map[string]bool{}
+	if saved != nil {
+		if chans, err = g.restoreChannels(ctx, saver, saved.Config, &cp); err != nil {
+			return spec.Config{}, err
+		}
+		if first {
+			fork = g.deltaWrites(saved.PendingWrites)
+		}
+	}
 	prev := maps.Clone(cp.ChannelVersions) // new versions are relative to saved
 	var tasks []*task
 	if saved != nil {
@@ -150,9 +161,9 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		if err != nil {
 			return spec.Config{}, err
 		}
-		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values, store)
+		return l.updateAsInput(ctx, saved, &cp, chans, prev, step, parents, values, store, fork)
 	case End:
-		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, values)
+		return l.updateAsEnd(ctx, saved, &cp, chans, prev, step, parents, tasks, values, fork)
 	case "":
 		if ups[0].AsNode, err = g.lastNode(&cp); err != nil {
 			return spec.Config{}, err
@@ -175,6 +186,18 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 	store, err := storeWrites()
 	if err != nil {
 		return spec.Config{}, err
+	}
+	for _, a := range aw {
+		maps.Copy(fork, g.deltaOverwrites(a.writes))
+		if saved != nil && !store {
+			// The writes cannot go on a checkpoint other children read:
+			// the update snapshots the delta channels they touch instead.
+			for _, w := range a.writes {
+				if g.deltaWrites([]spec.PendingWrite{{Channel: w.Channel}})[w.Channel] {
+					fork[w.Channel] = true
+				}
+			}
+		}
 	}
 	used := map[*task]bool{}
 	for i, a := range aw {
@@ -217,6 +240,9 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 		parentCfg = saved.Config
 	}
 	md := opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
+	if err := g.planUpdateSnapshots(&next, md, saved, chans, writtenChannels(aw), fork, prev, l.nextVersion); err != nil {
+		return spec.Config{}, err
+	}
 	out, err := saver.Put(ctx, parentCfg, next, md, newVersions(prev, next.ChannelVersions))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
@@ -229,14 +255,15 @@ func (g *Graph) updateSuperstep(ctx context.Context, saver spec.Saver, opts runO
 // the writes of tasks that already finished are applied, every pending
 // task's triggers are consumed, and an "update" checkpoint (ID clock
 // sequence = step, metadata step+1) is put, with nothing left to run.
-func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, tasks []*task, values Update) (spec.Config, error) {
+func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, tasks []*task, values Update, fork map[string]bool) (spec.Config, error) {
 	if values != nil {
 		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q takes no values", spec.ErrInvalidArgument, End)
 	}
 	if saved == nil {
 		return spec.Config{}, fmt.Errorf("refengine: %w: update as %q needs a checkpoint", spec.ErrInvalidArgument, End)
 	}
-	if err := l.g.applySaved(cp, chans, tasks, saved.PendingWrites, l.nextVersion); err != nil {
+	updated, err := l.g.applySaved(cp, chans, tasks, saved.PendingWrites, l.nextVersion)
+	if err != nil {
 		return spec.Config{}, err
 	}
 	aw := make([]appliedWrites, 0, len(tasks))
@@ -244,15 +271,20 @@ func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Chec
 		aw = append(aw, appliedWrites{name: t.node.name, path: t.path, triggers: t.triggers})
 	}
 	if len(aw) > 0 {
-		if _, err := l.g.applyWrites(cp, chans, aw, l.nextVersion); err != nil {
+		up, err := l.g.applyWrites(cp, chans, aw, l.nextVersion)
+		if err != nil {
 			return spec.Config{}, err
 		}
+		updated = append(updated, up...)
 	}
 	next, err := newCheckpoint(cp, chans, l.opts.newID(step), nil)
 	if err != nil {
 		return spec.Config{}, err
 	}
 	md := l.opts.withExtras(spec.Metadata{"source": "update", "step": int64(step + 1), "parents": parents})
+	if err := l.g.planUpdateSnapshots(&next, md, saved, chans, updated, fork, prev, l.nextVersion); err != nil {
+		return spec.Config{}, err
+	}
 	out, err := l.saver.Put(ctx, saved.Config, next, md, newVersions(prev, next.ChannelVersions))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
@@ -264,7 +296,7 @@ func (l *loop) updateAsEnd(ctx context.Context, saved *spec.Tuple, cp *spec.Chec
 // with InputTask, langgraph/pregel/main.py:1803): the input write saved
 // against saved (when store) under the task ID uuid5(saved's ID,
 // "__input__"), then an "input" checkpoint.
-func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, values Update, store bool) (spec.Config, error) {
+func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Checkpoint, chans map[string]channel, prev spec.Versions, step int, parents map[string]any, values Update, store bool, fork map[string]bool) (spec.Config, error) {
 	in, err := spec.Normalize(map[string]any(values))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
@@ -279,7 +311,8 @@ func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Ch
 			return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)
 		}
 	}
-	if _, err := l.g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: writes}}, l.nextVersion); err != nil {
+	updated, err := l.g.applyWrites(cp, chans, []appliedWrites{{name: InputTask, writes: writes}}, l.nextVersion)
+	if err != nil {
 		return spec.Config{}, err
 	}
 	next, parentCfg := -1, l.config("")
@@ -291,6 +324,9 @@ func (l *loop) updateAsInput(ctx context.Context, saved *spec.Tuple, cp *spec.Ch
 		return spec.Config{}, err
 	}
 	md := l.opts.withExtras(spec.Metadata{"source": "input", "step": int64(next), "parents": parents})
+	if err := l.g.planUpdateSnapshots(&out, md, saved, chans, updated, fork, prev, l.nextVersion); err != nil {
+		return spec.Config{}, err
+	}
 	cfg, err := l.saver.Put(ctx, parentCfg, out, md, newVersions(prev, out.ChannelVersions))
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("refengine: update state: %w", err)

@@ -421,6 +421,17 @@ func (cz *concretizer) tuple(t *spec.Tuple) error {
 
 func (cz *concretizer) call(c *trace.Call) error {
 	switch c.Method {
+	case trace.MethodDeltaHistory:
+		for ch, h := range c.Histories {
+			for i := range h.Writes {
+				h.Writes[i].TaskID = cz.str(h.Writes[i].TaskID)
+				h.Writes[i].Value = cz.value(h.Writes[i].Value)
+			}
+			if h.HasSeed {
+				h.Seed = cz.value(h.Seed)
+			}
+			c.Histories[ch] = h
+		}
 	case trace.MethodPut:
 		if c.Checkpoint == nil {
 			return fmt.Errorf("a Put without a checkpoint")

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -61,15 +60,7 @@ func recordLangGraphJS(t *testing.T, node string) map[string][]byte {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		canon, err := enginetest.NormalizeLangGraphJS(calls)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		data, err := trace.Marshal(canon)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		got[name] = data
+		got[name] = committedForm(t, name, calls, enginetest.NormalizeLangGraphJS)
 	}
 	return got
 }
@@ -84,62 +75,7 @@ func recordLangGraphJS(t *testing.T, node string) map[string][]byte {
 func TestLangGraphJSGoldenTraces(t *testing.T) {
 	node := lookNode(t)
 	got := recordLangGraphJS(t, node)
-	if *update {
-		old, _ := filepath.Glob(filepath.Join(lgjsGoldenDir, "*.json"))
-		for _, f := range old {
-			if _, ok := got[strings.TrimSuffix(filepath.Base(f), ".json")]; !ok {
-				if err := os.Remove(f); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := os.MkdirAll(lgjsGoldenDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range got {
-			if err := os.WriteFile(filepath.Join(lgjsGoldenDir, name+".json"), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	files, _ := filepath.Glob(filepath.Join(lgjsGoldenDir, "*.json"))
-	var committed []string
-	for _, f := range files {
-		committed = append(committed, strings.TrimSuffix(filepath.Base(f), ".json"))
-	}
-	for name := range got {
-		if !slices.Contains(committed, name) {
-			t.Errorf("scenario %s has no committed LangGraph.js trace (run with -update)", name)
-		}
-	}
-	for _, name := range committed {
-		want, err := os.ReadFile(filepath.Join(lgjsGoldenDir, name+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, ok := got[name]
-		switch {
-		case !ok:
-			t.Errorf("%s.json: LangGraph.js has no scenario %s any more (run with -update)", name, name)
-		case !bytes.Equal(g, want) && !sameCalls(t, g, want):
-			t.Errorf("%s.json is stale: LangGraph.js's trace differs (run with -update after checking the change):\n%s", name, firstDiff(want, g))
-		case !bytes.Equal(g, want):
-			t.Logf("%s: LangGraph.js issued the same calls in another order (concurrent tasks)", name)
-		}
-	}
-	for name, data := range got {
-		canon, err := trace.Unmarshal(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls, err := enginetest.Concretize(canon)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := trace.Replay(context.Background(), memory.New(), calls); err != nil {
-			t.Errorf("%s: LangGraph.js's trace does not replay on the memory adapter: %v", name, err)
-		}
-	}
+	checkGolden(t, "LangGraph.js", lgjsGoldenDir, got)
 }
 
 // TestGoldenTracesReplay replays every golden trace the conformance suite
@@ -163,31 +99,4 @@ func TestGoldenTracesReplay(t *testing.T) {
 			t.Errorf("scenario %s has no golden trace", sc.Name)
 		}
 	}
-}
-
-// sameCalls reports whether two committed-form traces hold the same calls
-// in some order: LangGraph.js issues the writes of concurrent tasks in any
-// order.
-func sameCalls(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	return slices.Equal(callKeys(t, a), callKeys(t, b))
-}
-
-// callKeys returns the JSON form of each call of a trace, sorted.
-func callKeys(t *testing.T, data []byte) []string {
-	t.Helper()
-	calls, err := trace.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]string, len(calls))
-	for i := range calls {
-		k, err := trace.Marshal(calls[i : i+1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[i] = string(k)
-	}
-	slices.Sort(keys)
-	return keys
 }

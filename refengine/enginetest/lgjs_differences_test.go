@@ -156,6 +156,17 @@ func jsWrites(calls []trace.Call) {
 		}
 		return v
 	}
+	rewriteWriteValues(calls, fix)
+	eachCheckpoint(calls, func(cp *spec.Checkpoint) {
+		for k, v := range cp.ChannelValues {
+			cp.ChannelValues[k] = fix(k, v)
+		}
+	})
+}
+
+// rewriteWriteValues replaces the value of every write of calls, put or
+// read back as a pending write, by fix(its channel, its value).
+func rewriteWriteValues(calls []trace.Call, fix func(channel string, v any) any) {
 	tuple := func(t *spec.Tuple) {
 		for i, w := range t.PendingWrites {
 			t.PendingWrites[i].Value = fix(w.Channel, w.Value)
@@ -173,11 +184,6 @@ func jsWrites(calls []trace.Call) {
 			tuple(t)
 		}
 	}
-	eachCheckpoint(calls, func(cp *spec.Checkpoint) {
-		for k, v := range cp.ChannelValues {
-			cp.ChannelValues[k] = fix(k, v)
-		}
-	})
 }
 
 // dropAbortErrors removes LangGraph.js's AbortError write of a task that

@@ -78,23 +78,11 @@ func commandSendRun(ctx context.Context, rec spec.Saver) error {
 // checkpoint (next: a): a copy superstep, then a superstep updating the
 // copy as a; the run continues from the update.
 func updateCopyBulkRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, cfg, hist, err := linearHistory(ctx, rec, "engine-copy-bulk")
 	if err != nil {
 		return err
 	}
-	cfg := lgjsRun("engine-copy-bulk", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
-		return err
-	}
-	hist, err := g.History(ctx, cfg, refengine.HistoryOptions{})
-	if err != nil {
-		return err
-	}
-	at := cfg
-	at.CheckpointID = hist[len(hist)-2].Config.CheckpointID // step 0
+	at := stepZero(cfg, hist)
 	out, err := g.BulkUpdateState(ctx, at,
 		[]refengine.StateUpdate{{AsNode: refengine.CopyNode}},
 		[]refengine.StateUpdate{{Values: refengine.Update{"log": []any{"a*"}}, AsNode: "a"}})
@@ -284,30 +272,11 @@ func parallelResumeRun(ctx context.Context, rec spec.Saver) error {
 // parallelSubgraphResumeRun: two Send tasks each run a subgraph that
 // interrupts; resumed by interrupt ID, one at a time.
 func parallelSubgraphResumeRun(ctx context.Context, rec spec.Saver) error {
-	child, err := refengine.NewStateGraph().
-		AddKey("who", refengine.LastValue()).
-		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
-		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
-			v, err := refengine.Interrupt(ctx, fmt.Sprint("question for ", st["who"]))
-			if err != nil {
-				return nil, err
-			}
-			return refengine.Update{"answers": []any{fmt.Sprint(st["who"], ":", v)}}, nil
-		}).
-		AddEdge(refengine.Start, "ask").
-		Compile(refengine.CompileOptions{})
+	child, err := askWhoChild()
 	if err != nil {
 		return err
 	}
-	root, err := refengine.NewStateGraph().
-		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
-		AddNode("plan", func(context.Context, refengine.State) (refengine.Update, error) { return nil, nil }).
-		AddSubgraph("sub", child).
-		AddEdge(refengine.Start, "plan").
-		AddConditionalEdges("plan", func(context.Context, refengine.State) (refengine.Route, error) {
-			return refengine.Route{Sends: []refengine.Send{{Node: "sub", Arg: refengine.State{"who": "A"}}, {Node: "sub", Arg: refengine.State{"who": "B"}}}}, nil
-		}).
-		Compile(refengine.CompileOptions{Saver: rec})
+	root, err := sendRoot(rec, child)
 	if err != nil {
 		return err
 	}

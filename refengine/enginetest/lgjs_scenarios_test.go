@@ -25,22 +25,6 @@ var lgjsOnly = map[string]func(ctx context.Context, rec spec.Saver) error{
 	"update_copy":      updateCopyRun,
 }
 
-func logNode(name string) refengine.NodeFunc {
-	return func(context.Context, refengine.State) (refengine.Update, error) {
-		return refengine.Update{"log": []any{name}}, nil
-	}
-}
-
-func logGraph() *refengine.StateGraph {
-	return refengine.NewStateGraph().
-		AddKey("q", refengine.LastValue()).
-		AddKey("log", refengine.Reducer(refengine.AppendList, []any{}))
-}
-
-func lgjsRun(thread string, d refengine.Durability) refengine.RunConfig {
-	return refengine.RunConfig{ThreadID: thread, Durability: d, Deterministic: true}
-}
-
 // conditionalRun: START -> route (by q) -> left | right, twice.
 func conditionalRun(ctx context.Context, rec spec.Saver) error {
 	g, err := logGraph().
@@ -82,10 +66,7 @@ func fanoutFaninRun(ctx context.Context, rec spec.Saver) error {
 
 // exitLinearRun: the linear graph with exit durability, twice.
 func exitLinearRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, err := linearGraph(rec)
 	if err != nil {
 		return err
 	}
@@ -100,18 +81,8 @@ func exitLinearRun(ctx context.Context, rec spec.Saver) error {
 // stateHistoryRun: the linear graph, then its state history, all of it
 // and filtered by source "loop" with a limit of 2.
 func stateHistoryRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, cfg, _, err := linearHistory(ctx, rec, "engine-history")
 	if err != nil {
-		return err
-	}
-	cfg := lgjsRun("engine-history", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
-		return err
-	}
-	if _, err := g.History(ctx, cfg, refengine.HistoryOptions{}); err != nil {
 		return err
 	}
 	_, err = g.History(ctx, cfg, refengine.HistoryOptions{Filter: spec.Metadata{"source": "loop"}, Limit: 2})
@@ -186,10 +157,7 @@ func subgraphNodeRun(ctx context.Context, rec spec.Saver) error {
 	if err != nil {
 		return err
 	}
-	g, err := logGraph().
-		AddSubgraph("sub", child).AddNode("after", logNode("after")).
-		AddEdge(refengine.Start, "sub").AddEdge("sub", "after").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, err := subgraphGraph(rec, child)
 	if err != nil {
 		return err
 	}
@@ -204,23 +172,11 @@ func subgraphNodeRun(ctx context.Context, rec spec.Saver) error {
 // updateCopyRun: the linear graph, then UpdateState(__copy__) of its
 // second checkpoint, and a run continuing from the copy.
 func updateCopyRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, cfg, hist, err := linearHistory(ctx, rec, "engine-copy")
 	if err != nil {
 		return err
 	}
-	cfg := lgjsRun("engine-copy", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
-		return err
-	}
-	hist, err := g.History(ctx, cfg, refengine.HistoryOptions{})
-	if err != nil {
-		return err
-	}
-	at := cfg
-	at.CheckpointID = hist[len(hist)-2].Config.CheckpointID // step 0
+	at := stepZero(cfg, hist)
 	cp, err := g.UpdateState(ctx, at, nil, refengine.CopyNode)
 	if err != nil {
 		return err

@@ -2,8 +2,6 @@ package enginetest_test
 
 import (
 	"bytes"
-	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -11,8 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/checkpointkit/checkpointkit/adapters/memory"
-	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -84,43 +80,10 @@ var bridgeJS = filepath.Join("..", "..", "bridge", "js")
 // and diffs the canonical traces, after applying the deliberate differences
 // documented in refengine's package docs (lgjsDifferences).
 func TestAgainstLangGraphJS(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(bridgeJS, "node_modules", "@langchain", "langgraph")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but LangGraph.js is not installed (%v): run npm ci in bridge/js", err)
-		}
-		t.Skipf("LangGraph.js is not installed (%v); run npm ci in bridge/js", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but node is not on PATH")
-		}
-		t.Skip("node is not on PATH")
-	}
-	byName := map[string]enginetest.Scenario{}
-	for _, sc := range enginetest.All() {
-		byName[sc.Name] = sc
-	}
+	node := lookNode(t)
 	for _, name := range lgjsScenarios {
 		t.Run(name, func(t *testing.T) {
-			var refCalls []trace.Call
-			if run, ok := lgjsOnly[name]; ok {
-				calls, err := recordOnly(context.Background(), run, trace.Record(memory.New()))
-				if err != nil {
-					t.Fatalf("Go scenario: %v", err)
-				}
-				refCalls = calls
-			} else {
-				sc, ok := byName[name]
-				if !ok {
-					t.Fatalf("no Go scenario %q", name)
-				}
-				env := &enginetest.Env{Saver: memory.New()}
-				if err := sc.Run(context.Background(), env); err != nil {
-					t.Fatalf("Go scenario: %v", err)
-				}
-				refCalls = env.Calls
-			}
+			refCalls := runRefengine(t, name, lgjsOnly)
 			cmd := exec.Command(node, filepath.Join("scenarios", "run.js"), name)
 			cmd.Dir = bridgeJS
 			var stderr bytes.Buffer

@@ -86,10 +86,7 @@ func retryExhaustedRun(ctx context.Context, rec spec.Saver) error {
 // writes (langgraph/pregel/_loop.py:1784, put_writes with cached=True),
 // which is what running a again saves.
 func cacheHitRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, err := linearGraph(rec)
 	if err != nil {
 		return err
 	}
@@ -107,13 +104,7 @@ func durabilityInterruptRun(d refengine.Durability) func(context.Context, spec.S
 	return func(ctx context.Context, rec spec.Saver) error {
 		g, err := logGraph().
 			AddNode("a", logNode("a")).
-			AddNode("b", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
-				v, err := refengine.Interrupt(ctx, "?")
-				if err != nil {
-					return nil, err
-				}
-				return refengine.Update{"log": []any{fmt.Sprint("b:", v)}}, nil
-			}).
+			AddNode("b", askNode("b:")).
 			AddEdge(refengine.Start, "a").AddEdge("a", "b").
 			Compile(refengine.CompileOptions{Saver: rec})
 		if err != nil {
@@ -142,10 +133,7 @@ func durabilitySubgraphRun(d refengine.Durability) func(context.Context, spec.Sa
 		if err != nil {
 			return err
 		}
-		g, err := logGraph().
-			AddSubgraph("sub", child).AddNode("after", logNode("after")).
-			AddEdge(refengine.Start, "sub").AddEdge("sub", "after").
-			Compile(refengine.CompileOptions{Saver: rec})
+		g, err := subgraphGraph(rec, child)
 		if err != nil {
 			return err
 		}
@@ -157,18 +145,7 @@ func durabilitySubgraphRun(d refengine.Durability) func(context.Context, spec.Sa
 // historyBeforeLimitRun: the linear graph, its history, the two
 // checkpoints before the second newest, and the state of the third newest.
 func historyBeforeLimitRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
-	if err != nil {
-		return err
-	}
-	cfg := lgjsRun("engine-history-before", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
-		return err
-	}
-	hist, err := g.History(ctx, cfg, refengine.HistoryOptions{})
+	g, cfg, hist, err := linearHistory(ctx, rec, "engine-history-before")
 	if err != nil {
 		return err
 	}
@@ -185,23 +162,11 @@ func historyBeforeLimitRun(ctx context.Context, rec spec.Saver) error {
 // to its step-0 checkpoint: the run forks it, the fork carries the
 // Command's writes, and a and b run.
 func commandForkRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, cfg, hist, err := linearHistory(ctx, rec, "engine-command-fork")
 	if err != nil {
 		return err
 	}
-	cfg := lgjsRun("engine-command-fork", refengine.DurabilitySync)
-	if _, err := g.Invoke(ctx, refengine.State{"log": []any{}, "q": "hi"}, cfg); err != nil {
-		return err
-	}
-	hist, err := g.History(ctx, cfg, refengine.HistoryOptions{})
-	if err != nil {
-		return err
-	}
-	at := cfg
-	at.CheckpointID = hist[len(hist)-2].Config.CheckpointID // step 0
+	at := stepZero(cfg, hist)
 	res, err := g.Invoke(ctx, refengine.Command{Update: map[string]any{"q": "again"}, Goto: []string{"b"}}, at)
 	if err == nil && fmt.Sprint(res.Values["q"], " ", res.Values["log"]) != "again [a b b]" {
 		err = fmt.Errorf("values = %v", res.Values)

@@ -64,21 +64,5 @@ func pyErrors(calls []trace.Call) {
 		}
 		return v
 	}
-	tuple := func(t *spec.Tuple) {
-		for i, w := range t.PendingWrites {
-			t.PendingWrites[i].Value = fix(w.Channel, w.Value)
-		}
-	}
-	for i := range calls {
-		c := &calls[i]
-		for j, w := range c.Writes {
-			c.Writes[j].Value = fix(w.Channel, w.Value)
-		}
-		if c.Tuple != nil {
-			tuple(c.Tuple)
-		}
-		for _, t := range c.Tuples {
-			tuple(t)
-		}
-	}
+	rewriteWriteValues(calls, fix)
 }

@@ -95,13 +95,7 @@ func threeStepChild() (*refengine.Graph, error) {
 	return logGraph().
 		AddNode("s1", logNode("s1")).
 		AddNode("s2", logNode("s2")).
-		AddNode("ask", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
-			v, err := refengine.Interrupt(ctx, "?")
-			if err != nil {
-				return nil, err
-			}
-			return refengine.Update{"log": []any{fmt.Sprint("ask:", v)}}, nil
-		}).
+		AddNode("ask", askNode("ask:")).
 		AddEdge(refengine.Start, "s1").AddEdge("s1", "s2").AddEdge("s2", "ask").
 		Compile(refengine.CompileOptions{})
 }
@@ -244,20 +238,6 @@ func whoChild() (*refengine.Graph, error) {
 		Compile(refengine.CompileOptions{})
 }
 
-// sendRoot is START -> plan, which sends {who: A} and {who: B} to the
-// subgraph node sub.
-func sendRoot(rec spec.Saver, child *refengine.Graph) (*refengine.Graph, error) {
-	return refengine.NewStateGraph().
-		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
-		AddNode("plan", func(context.Context, refengine.State) (refengine.Update, error) { return nil, nil }).
-		AddSubgraph("sub", child).
-		AddEdge(refengine.Start, "plan").
-		AddConditionalEdges("plan", func(context.Context, refengine.State) (refengine.Route, error) {
-			return refengine.Route{Sends: []refengine.Send{{Node: "sub", Arg: refengine.State{"who": "A"}}, {Node: "sub", Arg: refengine.State{"who": "B"}}}}, nil
-		}).
-		Compile(refengine.CompileOptions{Saver: rec})
-}
-
 func sendSubgraphRun(ctx context.Context, rec spec.Saver) error {
 	child, err := whoChild()
 	if err != nil {
@@ -277,18 +257,7 @@ func sendSubgraphRun(ctx context.Context, rec spec.Saver) error {
 // parallelResumeAllRun: two Send tasks' subgraphs interrupt; one resume
 // map answers both.
 func parallelResumeAllRun(ctx context.Context, rec spec.Saver) error {
-	child, err := refengine.NewStateGraph().
-		AddKey("who", refengine.LastValue()).
-		AddKey("answers", refengine.Reducer(refengine.AppendList, []any{})).
-		AddNode("ask", func(ctx context.Context, st refengine.State) (refengine.Update, error) {
-			v, err := refengine.Interrupt(ctx, fmt.Sprint("question for ", st["who"]))
-			if err != nil {
-				return nil, err
-			}
-			return refengine.Update{"answers": []any{fmt.Sprint(st["who"], ":", v)}}, nil
-		}).
-		AddEdge(refengine.Start, "ask").
-		Compile(refengine.CompileOptions{})
+	child, err := askWhoChild()
 	if err != nil {
 		return err
 	}

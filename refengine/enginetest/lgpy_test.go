@@ -16,6 +16,7 @@ import (
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
 	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // bridgePython is the directory of the Python bridge package, whose
@@ -86,22 +87,18 @@ func recordPython(t *testing.T) map[string]pythonRun {
 }
 
 // runRefengine runs the Go side of a scenario on the memory adapter and
-// returns its saver calls.
-func runRefengine(t *testing.T, name string) []trace.Call {
+// returns its saver calls: the run of that name in the first of onlies
+// that has one, else the enginetest scenario.
+func runRefengine(t *testing.T, name string, onlies ...map[string]func(context.Context, spec.Saver) error) []trace.Call {
 	t.Helper()
-	if run, ok := lgpyOnly[name]; ok {
-		calls, err := recordOnly(context.Background(), run, trace.Record(memory.New()))
-		if err != nil {
-			t.Fatalf("Go scenario: %v", err)
+	for _, only := range onlies {
+		if run, ok := only[name]; ok {
+			calls, err := recordOnly(context.Background(), run, trace.Record(memory.New()))
+			if err != nil {
+				t.Fatalf("Go scenario: %v", err)
+			}
+			return calls
 		}
-		return calls
-	}
-	if run, ok := lgjsOnly[name]; ok {
-		calls, err := recordOnly(context.Background(), run, trace.Record(memory.New()))
-		if err != nil {
-			t.Fatalf("Go scenario: %v", err)
-		}
-		return calls
 	}
 	for _, sc := range enginetest.All() {
 		if sc.Name == name {
@@ -137,7 +134,7 @@ func TestAgainstLangGraphPython(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			refCalls := runRefengine(t, name)
+			refCalls := runRefengine(t, name, lgpyOnly, lgjsOnly)
 			if lgpyUnordered[name] {
 				pyCalls, refCalls = byNamespace(t, pyCalls), byNamespace(t, refCalls)
 			}

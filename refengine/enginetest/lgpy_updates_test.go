@@ -51,10 +51,7 @@ func updateAsInputRun(ctx context.Context, rec spec.Saver) error {
 }
 
 func updateAsInputFreshRun(ctx context.Context, rec spec.Saver) error {
-	g, err := logGraph().
-		AddNode("a", logNode("a")).AddNode("b", logNode("b")).
-		AddEdge(refengine.Start, "a").AddEdge("a", "b").
-		Compile(refengine.CompileOptions{Saver: rec})
+	g, err := linearGraph(rec)
 	if err != nil {
 		return err
 	}
@@ -120,13 +117,7 @@ func interruptTwiceByIDRun(ctx context.Context, rec spec.Saver) error {
 func statefulSubgraphStateRun(ctx context.Context, rec spec.Saver) error {
 	child, err := logGraph().
 		AddNode("x", logNode("x")).
-		AddNode("ask", func(ctx context.Context, _ refengine.State) (refengine.Update, error) {
-			v, err := refengine.Interrupt(ctx, "?")
-			if err != nil {
-				return nil, err
-			}
-			return refengine.Update{"log": []any{fmt.Sprint("ask:", v)}}, nil
-		}).
+		AddNode("ask", askNode("ask:")).
 		AddEdge(refengine.Start, "x").AddEdge("x", "ask").
 		Compile(refengine.CompileOptions{Stateful: true})
 	if err != nil {

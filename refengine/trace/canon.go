@@ -225,6 +225,8 @@ func (c *canon) value(v any) any {
 			out[c.id(k)] = c.value(e)
 		}
 		return out
+	case spec.DeltaSnapshot:
+		return spec.DeltaSnapshot{Value: c.value(x.Value)}
 	}
 	return v
 }
@@ -268,6 +270,7 @@ func (c *canon) call(call *Call) {
 	for _, t := range call.Tuples {
 		c.tuple(t)
 	}
+	c.histories(call.Histories)
 	if call.NotFound {
 		call.Err = ""
 	} else if call.Err != "" {

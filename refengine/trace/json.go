@@ -69,6 +69,8 @@ type jsonCall struct {
 	Result      *jsonConfig       `json:"result,omitempty"`
 	Tuple       *jsonTuple        `json:"tuple,omitempty"`
 	Tuples      []jsonTuple       `json:"tuples,omitempty"`
+	Channels    []string          `json:"channels,omitempty"`
+	Histories   map[string]any    `json:"histories,omitempty"`
 	Stopped     bool              `json:"stopped,omitempty"`
 	Err         string            `json:"error,omitempty"`
 	NotFound    bool              `json:"not_found,omitempty"`
@@ -112,7 +114,7 @@ func specVersions(vs map[string]string) spec.Versions {
 }
 
 func toJSONCheckpoint(cp *spec.Checkpoint) *jsonCheckpoint {
-	out := &jsonCheckpoint{V: cp.V, ID: cp.ID, TS: cp.TS, ChannelValues: cp.ChannelValues,
+	out := &jsonCheckpoint{V: cp.V, ID: cp.ID, TS: cp.TS, ChannelValues: toJSONMap(cp.ChannelValues),
 		ChannelVersions: strVersions(cp.ChannelVersions), UpdatedChannels: cp.UpdatedChannels}
 	if cp.VersionsSeen != nil {
 		out.VersionsSeen = map[string]map[string]string{}
@@ -142,7 +144,7 @@ func toJSONTuple(t *spec.Tuple) *jsonTuple {
 		out.Parent = toJSONConfig(*t.Parent)
 	}
 	for _, w := range t.PendingWrites {
-		out.PendingWrites = append(out.PendingWrites, jsonWrite{TaskID: w.TaskID, Channel: w.Channel, Value: w.Value})
+		out.PendingWrites = append(out.PendingWrites, jsonWrite{TaskID: w.TaskID, Channel: w.Channel, Value: toJSON(w.Value)})
 	}
 	return out
 }
@@ -182,7 +184,7 @@ func Marshal(calls []Call) ([]byte, error) {
 			jc.TaskID = c.TaskID
 			jc.TaskPath = &c.TaskPath
 			for _, w := range c.Writes {
-				jc.Writes = append(jc.Writes, jsonWrite{Channel: w.Channel, Value: w.Value})
+				jc.Writes = append(jc.Writes, jsonWrite{Channel: w.Channel, Value: toJSON(w.Value)})
 			}
 		case MethodGetTuple:
 			jc.Config = toJSONConfig(c.Config)
@@ -199,6 +201,12 @@ func Marshal(calls []Call) ([]byte, error) {
 			jc.Stopped = c.Stopped
 		case MethodDeleteThread:
 			jc.ThreadID = c.ThreadID
+		case MethodDeltaHistory:
+			jc.Config = toJSONConfig(c.Config)
+			jc.Channels = c.Channels
+			if c.Histories != nil {
+				jc.Histories = toJSONHistories(c.Histories)
+			}
 		default:
 			return nil, fmt.Errorf("trace: unknown method %q", c.Method)
 		}
@@ -261,6 +269,15 @@ func Unmarshal(data []byte) ([]Call, error) {
 				c.Tuples = append(c.Tuples, t.spec())
 			}
 		case MethodDeleteThread:
+		case MethodDeltaHistory:
+			c.Channels = jc.Channels
+			if jc.Histories != nil {
+				hs, err := fromJSONHistories(jc.Histories)
+				if err != nil {
+					return nil, fmt.Errorf("trace: call %d: %w", i, err)
+				}
+				c.Histories = hs
+			}
 		default:
 			return nil, fmt.Errorf("trace: call %d: unknown method %q", i, jc.Method)
 		}
@@ -286,6 +303,9 @@ func fromJSON(v any) any {
 		}
 		return out
 	case map[string]any:
+		if inner, ok := x[deltaTag]; ok && len(x) == 1 {
+			return spec.DeltaSnapshot{Value: fromJSON(inner)}
+		}
 		return fromJSONMap(x)
 	}
 	return v

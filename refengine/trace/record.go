@@ -17,6 +17,10 @@ const (
 	MethodGetTuple     = "GetTuple"
 	MethodList         = "List"
 	MethodDeleteThread = "DeleteThread"
+	// MethodDeltaHistory is a read of delta channel histories
+	// (spec.DeltaHistoryReader; LangGraph Python's
+	// get_delta_channel_history).
+	MethodDeltaHistory = "delta_history"
 )
 
 // Call is one recorded saver call: the method, its arguments and its
@@ -37,6 +41,9 @@ type Call struct {
 	List *spec.ListOptions
 	// ThreadID is DeleteThread's argument.
 	ThreadID string
+	// Channels are the channels a delta history read asked for (Config
+	// names the checkpoint).
+	Channels []string
 
 	// Result is Put's returned config.
 	Result *spec.Config
@@ -44,6 +51,8 @@ type Call struct {
 	Tuple *spec.Tuple
 	// Tuples are the tuples List yielded, in order.
 	Tuples []*spec.Tuple
+	// Histories is a delta history read's result.
+	Histories map[string]spec.DeltaHistory
 	// Stopped reports that the consumer of List stopped before the end.
 	Stopped bool
 	// Err is the error message, if the call failed; NotFound reports that
@@ -141,6 +150,31 @@ func (r *Recorder) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*s
 			}
 		}
 	}
+}
+
+// DeltaHistory records a delta history read and answers it with
+// spec.ReadDeltaHistory on the wrapped saver: through its
+// spec.DeltaHistoryReader, or by its GetTuple walk (those GetTuple calls
+// are not recorded), so that an engine reads histories in one recorded
+// call whatever the saver, as LangGraph's savers answer them.
+func (r *Recorder) DeltaHistory(ctx context.Context, cfg spec.Config, channels []string) (map[string]spec.DeltaHistory, error) {
+	out, err := spec.ReadDeltaHistory(ctx, r.inner, cfg, channels)
+	c := Call{Method: MethodDeltaHistory, Config: cfg, Channels: slices.Clone(channels)}
+	if err == nil {
+		c.Histories = cloneHistories(out)
+	}
+	r.add(c, err)
+	return out, err
+}
+
+func cloneHistories(hs map[string]spec.DeltaHistory) map[string]spec.DeltaHistory {
+	out := make(map[string]spec.DeltaHistory, len(hs))
+	for ch, h := range hs {
+		c := spec.DeltaHistory{Seed: h.Seed, HasSeed: h.HasSeed, Writes: make([]spec.PendingWrite, len(h.Writes))}
+		copy(c.Writes, h.Writes)
+		out[ch] = c
+	}
+	return out
 }
 
 // DeleteThread records and forwards a DeleteThread.

@@ -14,7 +14,8 @@ for ``InMemorySaver``); task IDs are LangGraph's own; a ``Send`` is
 recorded as refengine stores it, ``{"node", "arg"}``; an ``Interrupt`` as
 ``{"value", "id"}``; an exception (a failed task's ``__error__`` write) as
 its ``repr``, the string LangGraph's serde stores for it (refengine stores
-the message); tuples and sets as lists; any other
+the message); a ``_DeltaSnapshot`` as ``{"$delta": value}`` (the bridge's
+tag for a delta channel snapshot); tuples and sets as lists; any other
 object by its ``repr``. Error messages of failed saver calls are Python's.
 """
 
@@ -32,7 +33,9 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from langgraph.checkpoint.base import DeltaChannelHistory
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.types import Interrupt, Send
 
 Call = dict[str, Any]
@@ -44,6 +47,8 @@ def plain(v: Any) -> Any:
         return v
     if isinstance(v, bytes):
         return list(v)
+    if isinstance(v, _DeltaSnapshot):
+        return {"$delta": plain(v.value)}
     if isinstance(v, Send):
         return {"node": v.node, "arg": plain(v.arg)}
     if isinstance(v, Interrupt):
@@ -69,6 +74,10 @@ def config(c: RunnableConfig | None) -> dict[str, str]:
     if conf.get("checkpoint_id"):
         out["checkpoint_id"] = conf["checkpoint_id"]
     return out
+
+
+# The delta history method takes a keyword argument named config.
+_config_of = config
 
 
 def versions(vs: Mapping[str, Any] | None) -> dict[str, str] | None:
@@ -232,6 +241,42 @@ class RecordingSaver(BaseCheckpointSaver[str]):
         finally:
             if "error" not in call:
                 self._listed(call, done)
+
+    @staticmethod
+    def _histories(hs: Mapping[str, DeltaChannelHistory]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for ch, h in hs.items():
+            entry: dict[str, Any] = {"writes": [[tid, c, plain(v)] for tid, c, v in h.get("writes", [])]}
+            if "seed" in h:
+                entry["seed"] = plain(h["seed"])
+            out[ch] = entry
+        return out
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        call: Call = {"method": "delta_history", "config": _config_of(config), "channels": list(channels)}
+        try:
+            out = self.inner.get_delta_channel_history(config=config, channels=channels)
+        except BaseException as err:
+            self._fail(call, err)
+            raise
+        call["histories"] = self._histories(out)
+        self.calls.append(call)
+        return out
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        call: Call = {"method": "delta_history", "config": _config_of(config), "channels": list(channels)}
+        try:
+            out = await self.inner.aget_delta_channel_history(config=config, channels=channels)
+        except BaseException as err:
+            self._fail(call, err)
+            raise
+        call["histories"] = self._histories(out)
+        self.calls.append(call)
+        return out
 
     # --- writes --------------------------------------------------------
 

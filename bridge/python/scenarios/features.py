@@ -13,8 +13,8 @@ from langgraph.types import Command, Send, StateUpdate, interrupt
 
 from checkpointkit_bridge.recorder import RecordingSaver
 
+from .builders import asking_child, linear_history, one_node, send_root
 from .common import LogState, Scenario, at, history, invoke, log_node, thread
-from .ported import AnswersState, asking_child
 
 
 def caller_graph(saver: RecordingSaver, first: Any, second: Any) -> Any:
@@ -39,17 +39,12 @@ def caller_graph(saver: RecordingSaver, first: Any, second: Any) -> Any:
 
 def inner_graph() -> Any:
     """START -> inner, logging "inner:<q>"."""
-    return StateGraph(LogState).add_node("inner", lambda s: {"log": [f"inner:{s['q']}"]}).add_edge(START, "inner").compile()
+    return one_node(LogState, "inner", lambda s: {"log": [f"inner:{s['q']}"]})
 
 
 def asking_graph() -> Any:
     """START -> ask, logging "ask:<q>:<answer>" after interrupt("?")."""
-    return (
-        StateGraph(LogState)
-        .add_node("ask", lambda s: {"log": [f"ask:{s['q']}:{interrupt('?')}"]})
-        .add_edge(START, "ask")
-        .compile()
-    )
+    return one_node(LogState, "ask", lambda s: {"log": [f"ask:{s['q']}:{interrupt('?')}"]})
 
 
 def command_node(saver: RecordingSaver) -> None:
@@ -84,17 +79,7 @@ def command_send(saver: RecordingSaver) -> None:
 
 
 def update_copy_bulk(saver: RecordingSaver) -> None:
-    g = (
-        StateGraph(LogState)
-        .add_node("a", log_node("a"))
-        .add_node("b", log_node("b"))
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .compile(checkpointer=saver)
-    )
-    cfg = thread("engine-copy-bulk")
-    invoke(g, {"log": [], "q": "hi"}, cfg)
-    hist = list(g.get_state_history(cfg))
+    g, _, hist = linear_history(saver, "engine-copy-bulk")
     out = g.bulk_update_state(
         hist[-2].config, [[StateUpdate(None, "__copy__")], [StateUpdate({"log": ["a*"]}, "a")]]
     )
@@ -121,14 +106,7 @@ def parallel_resume(saver: RecordingSaver) -> None:
 
 
 def parallel_subgraph_resume(saver: RecordingSaver) -> None:
-    root = (
-        StateGraph(AnswersState)
-        .add_node("plan", lambda _s: {})
-        .add_node("sub", asking_child())
-        .add_edge(START, "plan")
-        .add_conditional_edges("plan", lambda _s: [Send("sub", {"who": "A"}), Send("sub", {"who": "B"})])
-        .compile(checkpointer=saver)
-    )
+    root = send_root(saver, asking_child())
     cfg = thread("engine-parallel-subgraph-resume")
     res = invoke(root, {"answers": []}, cfg)
     ids = {i.value: i.id for i in res["__interrupt__"]}
@@ -150,11 +128,11 @@ class SeenState(TypedDict, total=False):
 
 
 def subgraph_in_node_stateful(saver: RecordingSaver) -> None:
-    counter = (
-        StateGraph(SeenState)
-        .add_node("count", lambda s: {"seen": [s["q"]], "log": [f"count:{len(s.get('seen', [])) + 1}"]})
-        .add_edge(START, "count")
-        .compile(checkpointer=True)
+    counter = one_node(
+        SeenState,
+        "count",
+        lambda s: {"seen": [s["q"]], "log": [f"count:{len(s.get('seen', [])) + 1}"]},
+        checkpointer=True,
     )
     g = caller_graph(saver, counter, counter)
     for _ in range(2):

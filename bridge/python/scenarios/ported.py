@@ -14,6 +14,9 @@ from langgraph.types import Command, Send, interrupt
 
 from checkpointkit_bridge.recorder import RecordingSaver
 
+# AnswersState and WhoState are imported for subgraphs.py, which imports
+# them from this module.
+from .builders import AnswersState, WhoState, asking_child, linear_history, one_node, send_root, subgraph_then_after
 from .common import (
     LogState,
     Scenario,
@@ -58,7 +61,7 @@ def interrupt_twice(saver: RecordingSaver) -> None:
         second = interrupt("second?")
         return {"answer": f"{first}+{second}"}
 
-    g = StateGraph(AnswerState).add_node("ask", ask).add_edge(START, "ask").compile(checkpointer=saver)
+    g = one_node(AnswerState, "ask", ask, checkpointer=saver)
     cfg = thread("engine-interrupt-twice", "async")
     invoke(g, {"answer": ""}, cfg)
     invoke(g, Command(resume="x"), cfg)
@@ -145,34 +148,8 @@ def send_map_reduce(saver: RecordingSaver) -> None:
     invoke(g, {"items": [0, 1, 2, 3, 4]}, thread("engine-send", "async"))
 
 
-class WhoState(TypedDict, total=False):
-    who: Any
-    answers: Annotated[list, operator.add]
-
-
-class AnswersState(TypedDict, total=False):
-    answers: Annotated[list, operator.add]
-
-
-def asking_child() -> Any:
-    """START -> ask, answering "<who>:<answer>" after interrupt."""
-    return (
-        StateGraph(WhoState)
-        .add_node("ask", lambda s: {"answers": [f"{s['who']}:{interrupt('question for ' + s['who'])}"]})
-        .add_edge(START, "ask")
-        .compile()
-    )
-
-
 def parallel_interrupts(saver: RecordingSaver) -> None:
-    root = (
-        StateGraph(AnswersState)
-        .add_node("plan", lambda _s: {})
-        .add_node("sub", asking_child())
-        .add_edge(START, "plan")
-        .add_conditional_edges("plan", lambda _s: [Send("sub", {"who": "A"}), Send("sub", {"who": "B"})])
-        .compile(checkpointer=saver)
-    )
+    root = send_root(saver, asking_child())
     cfg = thread("engine-parallel-interrupts")
     res = invoke(root, {"answers": []}, cfg)
     ids = [i.id for i in res["__interrupt__"]]
@@ -193,13 +170,13 @@ class QuestionState(TypedDict, total=False):
 
 
 def stateful_subgraph(saver: RecordingSaver) -> None:
-    child = (
-        StateGraph(CounterState)
-        .add_node("remember", lambda s: {"seen": [s["question"]], "count": len(s.get("seen", [])) + 1})
-        .add_edge(START, "remember")
-        .compile(checkpointer=True)
+    child = one_node(
+        CounterState,
+        "remember",
+        lambda s: {"seen": [s["question"]], "count": len(s.get("seen", [])) + 1},
+        checkpointer=True,
     )
-    root = StateGraph(QuestionState).add_node("inner", child).add_edge(START, "inner").compile(checkpointer=saver)
+    root = one_node(QuestionState, "inner", child, checkpointer=saver)
     tid = "engine-stateful"
     for q in ("q1", "q2"):
         invoke(root, {"question": q}, thread(tid))
@@ -244,10 +221,7 @@ def exit_linear(saver: RecordingSaver) -> None:
 
 
 def state_history(saver: RecordingSaver) -> None:
-    g = linear_graph(saver)
-    cfg = thread("engine-history")
-    invoke(g, {"log": [], "q": "hi"}, cfg)
-    list(g.get_state_history(cfg))
+    g, cfg, _ = linear_history(saver, "engine-history")
     list(g.get_state_history(cfg, filter={"source": "loop"}, limit=2))
 
 
@@ -294,24 +268,13 @@ def failure_siblings(saver: RecordingSaver) -> None:
 
 
 def subgraph_node(saver: RecordingSaver) -> None:
-    child = StateGraph(LogState).add_node("inner", log_node("inner")).add_edge(START, "inner").compile()
-    g = (
-        StateGraph(LogState)
-        .add_node("sub", child)
-        .add_node("after", log_node("after"))
-        .add_edge(START, "sub")
-        .add_edge("sub", "after")
-        .compile(checkpointer=saver)
-    )
+    g = subgraph_then_after(saver, one_node(LogState, "inner", log_node("inner")))
     for _ in range(2):
         invoke(g, {"log": [], "q": "hi"}, thread("engine-subgraph-node"))
 
 
 def update_copy(saver: RecordingSaver) -> None:
-    g = linear_graph(saver)
-    cfg = thread("engine-copy")
-    invoke(g, {"log": [], "q": "hi"}, cfg)
-    hist = list(g.get_state_history(cfg))
+    g, _, hist = linear_history(saver, "engine-copy")
     cp = g.update_state(hist[-2].config, None, as_node="__copy__")
     invoke(g, None, at("engine-copy", cp["configurable"]["checkpoint_id"]))
 

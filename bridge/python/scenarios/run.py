@@ -17,7 +17,10 @@ import sys
 
 from checkpointkit_bridge.recorder import RecordingSaver
 
-from .registry import SCENARIOS
+from .delta import SCENARIOS as DELTA
+from .registry import SCENARIOS as REGISTERED
+
+SCENARIOS = {**REGISTERED, **DELTA}
 
 
 def threads_of(saver: RecordingSaver) -> list[str]:
