@@ -34,10 +34,11 @@ func (m minimal) DeleteThread(ctx context.Context, th string) error { return m.s
 
 func newMemory(context.Context) (spec.Saver, func(), error) { return memory.New(), nil, nil }
 
-// TestSuite runs the suite on three harnesses at once, through both entry
+// TestSuite runs the suite on four harnesses at once, through both entry
 // points: the memory saver (must be FULL), the memory saver with skips
-// (PARTIAL, skips reported) and the memory saver without its optional
-// interfaces (BASE, not supported).
+// (PARTIAL, skips reported), the memory saver without its optional
+// interfaces (BASE, not supported) and the memory saver whose DeltaHistory
+// fails with errors.ErrUnsupported, as a bridged one's may (BASE).
 // It also checks the JSON report.
 func TestSuite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.json")
@@ -46,6 +47,7 @@ func TestSuite(t *testing.T) {
 	Describe(Harness{Name: "memory-minimal", NotSupported: []string{"list_threads"}, New: func(ctx context.Context) (spec.Saver, func(), error) {
 		return minimal{memory.New()}, nil, nil
 	}})
+	Describe(Harness{Name: deltaUnsupportedHarness, New: newDeltaUnsupported})
 	rec := &listRecorder{used: map[string]map[string]string{}}
 	Run(t, Harness{Name: "memory-run", New: rec.new})
 	checkPrerequisitesDeclared(t, rec)
@@ -58,7 +60,7 @@ func TestSuite(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Seed != seed() || len(rep.Harnesses) != 3 {
+	if rep.Seed != seed() || len(rep.Harnesses) != 4 {
 		t.Fatalf("report: seed %d, %d harnesses", rep.Seed, len(rep.Harnesses))
 	}
 	for _, name := range []string{"memory-run"} {
@@ -123,6 +125,7 @@ func TestSuite(t *testing.T) {
 			t.Errorf("memory-minimal: capability %+v", c)
 		}
 	}
+	checkDeltaUnsupported(t, rep)
 }
 
 func TestRulesParse(t *testing.T) {

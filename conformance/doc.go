@@ -67,11 +67,16 @@
 // engine's scenarios and golden traces replayed against the saver).
 // Optional capabilities: list_threads (List with an empty ThreadID),
 // copy_thread ([spec.ThreadCopier]), delete_for_runs ([spec.RunDeleter]),
-// prune ([spec.Pruner]) and versions ([spec.VersionGenerator]), the last
-// four detected by type assertion, and faults (network faults, for
-// harnesses with a [FaultHarness]; a harness capability, so a saver without
-// a network stays at FULL without it). A saver without one gets "not
-// supported", never a failure. Only the specs of list_threads list across
+// prune ([spec.Pruner]), versions ([spec.VersionGenerator]) and
+// delta_history ([spec.DeltaHistoryReader]; a first call failing with
+// errors.ErrUnsupported, as a bridged saver's does, also means not
+// supported), the last five detected by type assertion, and faults
+// (network faults, for harnesses with a [FaultHarness]; a harness
+// capability, so a saver without a network stays at FULL without it). A
+// saver without one gets "not supported", never a failure. The delta
+// maintenance rules (DELTA-11 to DELTA-13) run under copy_thread, prune and
+// delete_for_runs, reading histories through [spec.ReadDeltaHistory], so a
+// saver without the reader is judged on them too. Only the specs of list_threads list across
 // threads: every other check, "nothing was stored" included, reads one
 // thread at a time.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,22 @@ func maintWrites(id, task string) []spec.Write {
 		{Channel: spec.InterruptChannel, Value: []any{id, task}},
 	}
 }
+
+// intactNeeds are the prerequisites of every spec that judges tuples with
+// checkIntact: it expects every value a Put listed, each stored under its
+// own version (PUT-4, PUT-9), a tuple's
+// config to name its checkpoint (GET-4) and the writes of each task apart
+// from the others' (WRITES-6). A saver that breaks any of them
+// fails such a spec wherever the scheduler lets a reader see a checkpoint,
+// run after run differently, so the spec says nothing about its own rule
+// and reads "not judged" instead of naming a concurrency rule.
+var intactNeeds = []string{"PUT-4", "PUT-9", "GET-4", "WRITES-6"}
+
+// conc5Needs are CONC-5's prerequisites: besides intactNeeds, it reads the
+// latest checkpoint of a namespace (GET-2) and expects Prune(KeepLatest)
+// to keep it when nothing runs alongside (PRUNE-1); a saver that breaks
+// either fails it run after run differently.
+var conc5Needs = append(slices.Clone(intactNeeds), "GET-2", "PRUNE-1")
 
 // checkIntact returns an error unless t is a whole maintCP checkpoint:
 // all its values, its metadata, and per task all or none of the writes of
@@ -270,7 +287,7 @@ func maintSpecs(e *env) {
 				return e.s.(spec.ThreadCopier).CopyThread(ctx, "t", fmt.Sprintf("copy-%d", round))
 			}, dst: func(round int) string { return fmt.Sprintf("copy-%d", round) }},
 		} {
-			check(fmt.Sprintf("[CONC-4] never tears a checkpoint or a PutWrites call when %s runs alongside Put and PutWrites on the same thread", m.name), m.labels, func(ctx context.Context) {
+			checkNeeds(fmt.Sprintf("[CONC-4] never tears a checkpoint or a PutWrites call when %s runs alongside Put and PutWrites on the same thread", m.name), intactNeeds, m.labels, func(ctx context.Context) {
 				if m.need != nil {
 					m.need()
 				}
@@ -296,7 +313,7 @@ func maintSpecs(e *env) {
 			})
 		}
 
-		check("[CONC-5] Prune(KeepLatest) never deletes a checkpoint newer than the one it keeps while Puts land", lPrune, func(ctx context.Context) {
+		checkNeeds("[CONC-5] Prune(KeepLatest) never deletes a checkpoint newer than the one it keeps while Puts land", conc5Needs, lPrune, func(ctx context.Context) {
 			p := e.pruner()
 			// IDs grow across writers, so the latest checkpoint of a
 			// namespace is the one with the greatest ID put there so far.
@@ -362,7 +379,7 @@ func maintSpecs(e *env) {
 			expectIntact(ctx, "t")
 		})
 
-		check("[CONC-6] DeleteThread removes every checkpoint put before it was called and leaves concurrent Puts whole or absent", lConc, func(ctx context.Context) {
+		checkNeeds("[CONC-6] DeleteThread removes every checkpoint put before it was called and leaves concurrent Puts whole or absent", intactNeeds, lConc, func(ctx context.Context) {
 			var mu sync.Mutex
 			var done []spec.Config // Puts that returned since the last DeleteThread call
 			put := writeStep(ctx, "t", workerID)

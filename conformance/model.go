@@ -57,32 +57,62 @@ func (v lgVariant) behaviours() []string {
 	return out
 }
 
-// subsetsOf returns the combinations of the behaviours v follows worth
-// trying, the smallest first, without the empty one.
-func subsetsOf(v lgVariant) []lgVariant {
-	flags := []func(*lgVariant){}
-	for _, f := range []struct {
+// flags lists v's behaviours as (on, setter) pairs, in a fixed order.
+func (v lgVariant) flags() []struct {
+	on  bool
+	set func(*lgVariant)
+} {
+	return []struct {
 		on  bool
 		set func(*lgVariant)
 	}{
 		{v.batchRule, func(x *lgVariant) { x.batchRule = true }}, {v.firstParent, func(x *lgVariant) { x.firstParent = true }},
 		{v.trueIsOne, func(x *lgVariant) { x.trueIsOne = true }}, {v.listNone, func(x *lgVariant) { x.listNone = true }},
 		{v.snapshots, func(x *lgVariant) { x.snapshots = true }},
-	} {
+	}
+}
+
+// union returns the behaviours of a and of b.
+func union(a, b lgVariant) lgVariant {
+	for _, f := range b.flags() {
 		if f.on {
-			flags = append(flags, f.set)
+			f.set(&a)
+		}
+	}
+	return a
+}
+
+// without returns the behaviours of a that b does not follow.
+func without(a, b lgVariant) lgVariant {
+	var out lgVariant
+	bf := b.flags()
+	for i, f := range a.flags() {
+		if f.on && !bf[i].on {
+			f.set(&out)
+		}
+	}
+	return out
+}
+
+// subsetsOf returns the combinations of the behaviours v follows worth
+// trying at one divergent op, the smallest first: each alone, each pair,
+// and all together. One op exercises one or two of them; larger subsets
+// would multiply the replays while shrinking.
+func subsetsOf(v lgVariant) []lgVariant {
+	var sets []func(*lgVariant)
+	for _, f := range v.flags() {
+		if f.on {
+			sets = append(sets, f.set)
 		}
 	}
 	var out []lgVariant
-	for size := 1; size <= len(flags); size++ {
-		for mask := 1; mask < 1<<len(flags); mask++ {
-			// Beyond three behaviours, each alone and all together: the
-			// replays multiply while shrinking.
-			if bits.OnesCount(uint(mask)) != size || len(flags) > 3 && size > 1 && size < len(flags) {
+	for size := 1; size <= len(sets); size++ {
+		for mask := 1; mask < 1<<len(sets); mask++ {
+			if bits.OnesCount(uint(mask)) != size || size > 2 && size < len(sets) {
 				continue
 			}
 			var x lgVariant
-			for i, set := range flags {
+			for i, set := range sets {
 				if mask&(1<<i) != 0 {
 					set(&x)
 				}

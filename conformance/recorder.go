@@ -113,6 +113,9 @@ func recorded(s spec.Saver, log *callLog) spec.Saver {
 	sp, hp := s.(spec.Pruner)
 	v, hv := s.(spec.VersionGenerator)
 	c, d, p := copierRec{sc, log}, runsRec{sd, log}, prunerRec{sp, log}
+	if dr, ok := s.(spec.DeltaHistoryReader); ok {
+		return recordedDelta(r, deltaRec{r: dr, log: log, walk: r}, [4]bool{hc, hd, hp, hv}, c, d, p, v)
+	}
 	type (
 		C = copierRec
 		D = runsRec

@@ -245,6 +245,9 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 		res.Verdict = verdictKilled
 	case slices.Contains(h.FailedRules, m.Rule):
 		res.Verdict = verdictModelOnly
+	case slices.ContainsFunc(m.AlsoRaces, func(id string) bool { return slices.Contains(res.NarrowFailed, id) }):
+		res.Verdict = verdictKilled
+		res.Detail = "caught by a spec of the same race under another concurrency rule"
 	case m.NeedsRace && slices.Contains(res.Races, m.Rule):
 		res.Verdict = verdictKilled
 		res.Detail = "caught by the race detector"

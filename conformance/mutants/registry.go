@@ -33,6 +33,12 @@ type Mutant struct {
 	// The observation should be printable with %v and comparable with
 	// reflect.DeepEqual.
 	Witness func(ctx context.Context, s spec.Saver) any
+	// AlsoRaces lists the other concurrency rules whose specs observe the
+	// same race as Rule's: a race that tears a checkpoint shows wherever a
+	// reader meets it, and the scheduler decides in which spec that is. The
+	// kill test takes a failing spec citing any of them as a kill, and in
+	// the root causes any of them stands for Rule.
+	AlsoRaces []string
 	// NeedsRace marks a mutant that only the race detector can catch (a data
 	// race with no visible effect). Without -race the kill test reports it
 	// as "needs -race" instead of running it.

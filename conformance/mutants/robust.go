@@ -432,7 +432,7 @@ func init() {
 		},
 	})
 	register(Mutant{
-		Name: "delete-thread-metadata-later", Rule: "CONC-6",
+		Name: "delete-thread-metadata-later", Rule: "CONC-6", AlsoRaces: []string{"CONC-4"},
 		Description: "Metadata is stored apart from checkpoints: Put stores it first, DeleteThread deletes it after the checkpoints, so a Put running alongside can survive without its metadata.",
 		New: func() spec.Saver {
 			w := wrap()

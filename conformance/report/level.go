@@ -9,7 +9,8 @@ type Level string
 //
 //   - FULL: every capability, optional ones included, passed; nothing
 //     skipped, unsupported, differing or filtered out. A harness capability
-//     (see HarnessCapabilities) that is not supported does not count.
+//     (see HarnessCapabilities) that is not supported does not count, nor,
+//     for the core tier, one the engines do without (FallbackCapabilities).
 //   - BASE: every base capability passed or differs from a strict rule the
 //     way a LangGraph saver does; each optional capability passed, differs,
 //     is not supported or was skipped by the harness; nothing failed.
@@ -114,10 +115,14 @@ func (h HarnessReport) TierLevel(t Tier) Level {
 	// A capability whose rules are partly not supported and partly
 	// passed (not possible for one interface, but cheap to handle) counts
 	// as passed; one entirely not supported stays not supported.
-	// A harness capability that is not supported does not count at all.
+	// A harness capability that is not supported does not count at all,
+	// nor, in the core tier, one the engines do without.
 	caps := make([]capStatus, 0, len(order))
 	for _, c := range order {
 		if byCap[c] == StatusNotSupported && slices.Contains(HarnessCapabilities, c) {
+			continue
+		}
+		if byCap[c] == StatusNotSupported && t == TierCore && slices.Contains(FallbackCapabilities, c) {
 			continue
 		}
 		caps = append(caps, capStatus{optional: IsOptional(c), status: byCap[c]})

@@ -311,7 +311,7 @@ var Tiers = []Tier{TierCore, TierStrict}
 // labels of extra spec groups) counts as a base capability too.
 var (
 	BaseCapabilities     = []string{"put", "put_writes", "get_tuple", "list", "delete_thread", "concurrency", "errors", "model"}
-	OptionalCapabilities = []string{"list_threads", "copy_thread", "delete_for_runs", "prune", "versions", "faults"}
+	OptionalCapabilities = []string{"list_threads", "copy_thread", "delete_for_runs", "prune", "versions", "delta_history", "faults"}
 )
 
 // HarnessCapabilities are the optional capabilities that depend on how the
@@ -319,6 +319,14 @@ var (
 // network between them, which an in-process or file-based saver has not.
 // When not supported, they leave the level as it is.
 var HarnessCapabilities = []string{"faults"}
+
+// FallbackCapabilities are the optional capabilities that LangGraph's
+// engines do without: for a saver without its own delta history, their
+// base classes walk GetTuple one ancestor at a time (spec.WalkDeltaHistory),
+// which the base capabilities already judge. When not supported, they
+// leave the core level as it is; the strict level and the overall one, like
+// those of any optional capability, are then at most BASE.
+var FallbackCapabilities = []string{"delta_history"}
 
 // IsOptional reports whether label names an optional capability.
 func IsOptional(label string) bool { return slices.Contains(OptionalCapabilities, label) }

@@ -41,9 +41,12 @@ type record struct {
 	seen        map[string]spec.Versions
 	updated     []string
 	meta        meta
-	// values is the whole snapshot of channel values, encoded: the store
-	// keeps no values per version (the WholeSnapshots variant).
-	values []byte
+	// values is the whole snapshot of channel values, each channel's value
+	// encoded on its own: the store keeps no values per version (the
+	// WholeSnapshots variant). Encoding the snapshot as one map would nest
+	// every value a level deeper than it was put, so that a value at
+	// spec.MaxValueDepth could not be stored (VALUE-10).
+	values map[string][]byte
 }
 
 // meta is the store's typed metadata: the keys LangGraph writes get
@@ -192,17 +195,17 @@ func (s *typedSaver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoin
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("put: metadata: %w", err)
 	}
-	vals := map[string]any{}
+	blobs := make(map[string][]byte, len(cp.ChannelValues))
 	for ch, v := range cp.ChannelValues {
-		if vals[ch], err = spec.Normalize(v); err != nil {
+		nv, err := spec.Normalize(v)
+		if err != nil {
+			return spec.Config{}, fmt.Errorf("put: channel %q: %w", ch, err)
+		}
+		if blobs[ch], err = serde.Encode(nv); err != nil {
 			return spec.Config{}, fmt.Errorf("put: channel %q: %w", ch, err)
 		}
 	}
-	blob, err := serde.Encode(vals)
-	if err != nil {
-		return spec.Config{}, fmt.Errorf("put: %w", err)
-	}
-	r := &record{thread: cfg.ThreadID, ns: cfg.Namespace, id: cp.ID, parent: cfg.CheckpointID, v: cp.V, meta: toMeta(nmd), values: blob,
+	r := &record{thread: cfg.ThreadID, ns: cfg.Namespace, id: cp.ID, parent: cfg.CheckpointID, v: cp.V, meta: toMeta(nmd), values: blobs,
 		seen: map[string]spec.Versions{}, updated: slices.Clone(cp.UpdatedChannels)}
 	r.setTS(cp.TS)
 	r.versions, r.rawVersions = toVersions(cp.ChannelVersions)
@@ -249,13 +252,13 @@ func (s *typedSaver) PutWrites(ctx context.Context, cfg spec.Config, writes []sp
 
 // tuple builds the tuple of a record; the caller holds the lock.
 func (s *typedSaver) tuple(r *record) (*spec.Tuple, error) {
-	v, err := serde.Decode(r.values)
-	if err != nil {
-		return nil, err
-	}
-	vals, _ := v.(map[string]any)
-	if vals == nil {
-		vals = map[string]any{}
+	vals := make(map[string]any, len(r.values))
+	for ch, blob := range r.values {
+		v, err := serde.Decode(blob)
+		if err != nil {
+			return nil, fmt.Errorf("channel %q: %w", ch, err)
+		}
+		vals[ch] = v
 	}
 	seen := map[string]spec.Versions{}
 	for n, vs := range r.seen {
