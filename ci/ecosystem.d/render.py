@@ -76,7 +76,27 @@ def saver_table(results: list[dict[str, Any]], verdicts: dict[str, Any], link: b
     return lines
 
 
-def root_section(r: dict[str, Any], verdicts: dict[str, Any], notes: dict[str, str]) -> tuple[list[str], int]:
+def reproductions(folder: Path) -> dict[str, dict[str, Any]]:
+    """The reproductions ci/cmd/repro wrote for one saver (its index.json),
+    by rule."""
+    index = folder / "index.json"
+    return {e["rule"]: e for e in json.loads(index.read_text())} if index.exists() else {}
+
+
+def repro_cell(saver: str, e: dict[str, Any] | None) -> str:
+    """Links to a root's shrunk reproduction, or why there is none."""
+    if not e:
+        return ""
+    if not e.get("trace"):
+        return cell(f"none: {e.get('skipped', '')}")
+    links = [f"[trace](ecosystem/{saver}/{e['trace']})"]
+    if e.get("snippet"):
+        links.append(f"[snippet](ecosystem/{saver}/{e['snippet']})")
+    return f"{e['calls']} of {e['recorded']} calls: " + " · ".join(links)
+
+
+def root_section(r: dict[str, Any], verdicts: dict[str, Any], notes: dict[str, str],
+                 doc_dir: Path | None = None) -> tuple[list[str], int]:
     """The section of one saver and its number of roots without a verdict."""
     out = [f"### {r['id']}", ""]
     out.append(
@@ -100,7 +120,8 @@ def root_section(r: dict[str, Any], verdicts: dict[str, Any], notes: dict[str, s
     if not roots:
         out += ["No root causes.", ""]
         return out, 0
-    out += ["| rule | tier | cause | verdict | where |", "| --- | --- | --- | --- | --- |"]
+    repros = reproductions(doc_dir / "ecosystem" / r["id"]) if doc_dir else {}
+    out += ["| rule | tier | cause | verdict | where | reproduction |", "| --- | --- | --- | --- | --- | --- |"]
     for x in roots:
         v = verdict_of(verdicts, r["id"], x["rule"])
         if v:
@@ -114,7 +135,8 @@ def root_section(r: dict[str, Any], verdicts: dict[str, Any], notes: dict[str, s
             kind = "**no verdict yet**"
             cause = x.get("message", "")
             where = ""
-        out.append(f"| {x['rule']} | {x.get('tier', '')} | {cell(cause)} | {kind} | {cell(where)} |")
+        out.append(f"| {x['rule']} | {x.get('tier', '')} | {cell(cause)} | {kind} | {cell(where)} "
+                   f"| {repro_cell(r['id'], repros.get(x['rule']))} |")
     out.append("")
     return out, missing
 
@@ -174,7 +196,7 @@ def render(results_dir: Path | None = None, doc: Path = DOC, verdicts_file: Path
     ]
     missing = 0
     for r in results:
-        sec, m = root_section(r, verdicts, notes)
+        sec, m = root_section(r, verdicts, notes, doc.parent)
         lines += sec
         missing += m
     if own:

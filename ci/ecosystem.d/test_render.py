@@ -41,3 +41,22 @@ def test_verdicts_merge_and_missing_ones_are_flagged(tmp_path: Path) -> None:
     assert "**2 savers judged; 1 at LangGraph core FULL (b); 1 bugs found" in text
     assert "| [a](#a) | Python | `pkg-a` (S, sync) | 1.0 | files | PARTIAL | PARTIAL | 3 (1 + 2) | 1 | 12s |" in text
     assert "## Savers that cannot run here" in text
+
+
+def test_core_roots_link_their_reproductions(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "a.json").write_text(json.dumps(_result("a", [("NS-3", "core"), ("CONC-1", "core")])))
+    folder = tmp_path / "ecosystem" / "a"
+    folder.mkdir(parents=True)
+    (folder / "index.json").write_text(json.dumps([
+        {"rule": "NS-3", "recorded": 14, "calls": 2, "trace": "NS-3.json", "snippet": "NS-3.py"},
+        {"rule": "CONC-1", "skipped": "a race"},
+    ]))
+    doc = tmp_path / "ecosystem.md"
+
+    render(results, doc, tmp_path / "none.json")
+
+    text = doc.read_text()
+    assert "| 2 of 14 calls: [trace](ecosystem/a/NS-3.json) · [snippet](ecosystem/a/NS-3.py) |" in text
+    assert "| none: a race |" in text
