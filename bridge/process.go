@@ -66,6 +66,7 @@ type Process struct {
 	c       *client
 	name    string   // from the hello answer
 	caps    []string // from the hello answer
+	lacks   []string // features of the contract the far side predates (hello's "unsupported")
 
 	single    atomic.Bool // the one saver of a server without "open" is out
 	closing   atomic.Bool
@@ -183,7 +184,10 @@ func (p *Process) readHello(res any) error {
 	if p.name, err = stringOf(m["name"], "name"); err != nil {
 		return err
 	}
-	p.caps, err = stringsOf(m["capabilities"], "capabilities")
+	if p.caps, err = stringsOf(m["capabilities"], "capabilities"); err != nil {
+		return err
+	}
+	p.lacks, err = stringsOf(m["unsupported"], "unsupported")
 	return err
 }
 
@@ -256,6 +260,12 @@ func (p *Process) Name() string { return p.name }
 
 // Capabilities returns the capabilities the server advertised.
 func (p *Process) Capabilities() []string { return slices.Clone(p.caps) }
+
+// Unsupported returns the features of LangGraph's contract that the server
+// said its side predates (hello's "unsupported", e.g. "delta_channels" for a
+// saver pinned to a LangGraph without delta channels). A harness skips the
+// rules of those features rather than judge the saver on them.
+func (p *Process) Unsupported() []string { return slices.Clone(p.lacks) }
 
 // Pid returns the server's process ID, or 0 for an attached server.
 func (p *Process) Pid() int {

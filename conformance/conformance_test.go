@@ -48,6 +48,7 @@ func TestSuite(t *testing.T) {
 		return minimal{memory.New()}, nil, nil
 	}})
 	Describe(Harness{Name: deltaUnsupportedHarness, New: newDeltaUnsupported})
+	Describe(Harness{Name: predatesDeltaHarness, New: newMemory, Skip: map[string]string{DeltaChannels: "no delta channels in this LangGraph"}})
 	rec := &listRecorder{used: map[string]map[string]string{}}
 	Run(t, Harness{Name: "memory-run", New: rec.new})
 	checkPrerequisitesDeclared(t, rec)
@@ -60,7 +61,7 @@ func TestSuite(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Seed != seed() || len(rep.Harnesses) != 4 {
+	if rep.Seed != seed() || len(rep.Harnesses) != 5 {
 		t.Fatalf("report: seed %d, %d harnesses", rep.Seed, len(rep.Harnesses))
 	}
 	for _, name := range []string{"memory-run"} {
@@ -126,6 +127,7 @@ func TestSuite(t *testing.T) {
 		}
 	}
 	checkDeltaUnsupported(t, rep)
+	checkPredatesDelta(t, rep)
 }
 
 func TestRulesParse(t *testing.T) {

@@ -105,7 +105,7 @@ func expectSameHistories(got, want map[string]map[string]spec.DeltaHistory, what
 // with delta channels.
 func deltaMaintSpecs(e *env) {
 	g.Describe("Maintenance of delta channels", func() {
-		check("[DELTA-11] copies the whole chain: every checkpoint of the copy has the source's delta history", lCopy, func(ctx context.Context) {
+		check("[DELTA-11] copies the whole chain: every checkpoint of the copy has the source's delta history", withDelta(lCopy), func(ctx context.Context) {
 			c := e.copier()
 			e.deltaThreadFixture(ctx, "src", "", nil)
 			src := e.snapshot(ctx, "src")
@@ -114,7 +114,7 @@ func deltaMaintSpecs(e *env) {
 			expectSameHistories(e.histories(ctx, src, "dst", deltaChannelsOfFixture), want, "the copy")
 		})
 
-		check("[DELTA-12] keeps, with KeepLatest, the ancestors the kept checkpoint's delta channels need, and nothing older", lPrune, func(ctx context.Context) {
+		check("[DELTA-12] keeps, with KeepLatest, the ancestors the kept checkpoint's delta channels need, and nothing older", withDelta(lPrune), func(ctx context.Context) {
 			p := e.pruner()
 			// 00, the parent of 01, is older than every seed the latest
 			// checkpoints need.
@@ -135,7 +135,7 @@ func deltaMaintSpecs(e *env) {
 			}))), "checkpoints kept: the latest ones and their delta chains, nothing older")
 		})
 
-		check("[DELTA-13] leaves every surviving checkpoint's delta chain whole when deleting runs", lRuns, func(ctx context.Context) {
+		check("[DELTA-13] leaves every surviving checkpoint's delta chain whole when deleting runs", withDelta(lRuns), func(ctx context.Context) {
 			d := e.runDeleter()
 			// The snapshots and the first steps belong to run-1, the rest
 			// to run-2: deleting run-1 must keep what run-2's checkpoints

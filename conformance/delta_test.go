@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/adapters/memory"
@@ -57,6 +58,37 @@ func checkDeltaUnsupported(t *testing.T, rep report.Report) {
 	for _, id := range []string{"DELTA-11", "DELTA-12", "DELTA-13", "VALUE-12"} {
 		if r := h.Rule(id); r == nil || r.Status != report.StatusPassed {
 			t.Errorf("%s: %s should pass without the reader: %+v", h.Name, id, r)
+		}
+	}
+}
+
+// predatesDeltaHarness is the memory saver under the harness of a saver
+// whose LangGraph has no delta channels: it skips every spec labelled
+// DeltaChannels.
+const predatesDeltaHarness = "memory-predates-delta"
+
+// checkPredatesDelta checks that the DeltaChannels label reaches exactly
+// the delta specs: VALUE-12 and DELTA-1 to DELTA-13 are skipped, some
+// engine traces (those of delta graphs) are skipped and the others pass,
+// and nothing else is touched.
+func checkPredatesDelta(t *testing.T, rep report.Report) {
+	t.Helper()
+	h := rep.Harness(predatesDeltaHarness)
+	if h == nil {
+		t.Fatalf("no report for %s", predatesDeltaHarness)
+	}
+	if len(h.FailedRules) > 0 {
+		t.Errorf("%s: failed %v", h.Name, h.FailedRules)
+	}
+	for _, r := range h.Rules {
+		delta := r.ID == "VALUE-12" || strings.HasPrefix(r.ID, "DELTA-")
+		switch {
+		case delta && (r.Status != report.StatusSkipped || r.Passed != 0):
+			t.Errorf("%s: %s is %s with %d passed, want skipped", h.Name, r.ID, r.Status, r.Passed)
+		case r.ID == "ENGINE-TRACE-1" && (r.Skipped == 0 || r.Passed == 0):
+			t.Errorf("%s: ENGINE-TRACE-1: %d skipped, %d passed; want the delta traces skipped and the others passed", h.Name, r.Skipped, r.Passed)
+		case !delta && r.ID != "ENGINE-TRACE-1" && r.Skipped != 0:
+			t.Errorf("%s: %s has %d skipped specs", h.Name, r.ID, r.Skipped)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/checkpointkit/checkpointkit/refengine/enginetest"
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // The engine group drives the saver under test through refengine, the
@@ -52,13 +53,36 @@ func engineSpecs(e *env) {
 			if name, ok := strings.CutPrefix(tr.Name, enginetest.LangGraphJSPrefix); ok {
 				text = fmt.Sprintf("[ENGINE-TRACE-1] replays LangGraph.js's saver traffic of %q and every read returns what LangGraph.js's saver returned, as the contract reads it", name)
 			}
-			checkBroad(text, "engine trace "+tr.Name, lEngine, []string{"ENGINE-TRACE-1"}, func(ctx g.SpecContext) {
+			labels := lEngine
+			if usesDelta(tr.Calls) {
+				labels = withDelta(lEngine)
+			}
+			checkBroad(text, "engine trace "+tr.Name, labels, []string{"ENGINE-TRACE-1"}, func(ctx g.SpecContext) {
 				if err := trace.ReplayWith(ctx, e.s, tr.Calls, trace.ReplayOptions{WholeSnapshots: e.h.has(WholeSnapshots), EitherValues: true}); err != nil {
 					g.Fail(err.Error())
 				}
 			})
 		}
 	})
+}
+
+// usesDelta tells whether a trace reads a delta history or stores a
+// snapshot, that is, whether its graph has delta channels.
+func usesDelta(calls []trace.Call) bool {
+	for _, c := range calls {
+		if c.Method == trace.MethodDeltaHistory {
+			return true
+		}
+		if c.Checkpoint == nil {
+			continue
+		}
+		for _, v := range c.Checkpoint.ChannelValues {
+			if _, ok := v.(spec.DeltaSnapshot); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // callSummary renders recorded saver calls one per line, for failure

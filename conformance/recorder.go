@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -10,6 +11,8 @@ import (
 
 // The recorder: every spec's saver is wrapped so that its calls are kept in
 // the spec's callLog (see evidence.go), with the same optional interfaces.
+
+//go:generate go run ./internal/genrecorder
 
 // recorder wraps a saver's base methods to record their calls.
 type recorder struct {
@@ -104,119 +107,59 @@ func (r prunerRec) Prune(ctx context.Context, threads []string, strategy spec.Pr
 	return err
 }
 
+// deltaRec records the calls of a [spec.DeltaHistoryReader]. With walk
+// set, a call the reader answers with errors.ErrUnsupported (how a bridged
+// saver whose far side lacks the method answers) is served by
+// spec.WalkDeltaHistory over walk instead, as LangGraph's engines serve a
+// saver without the method: the engine and trace specs then see what an
+// engine sees. The DELTA specs judge the reader itself, without the
+// fallback (see deltaRaw).
+type deltaRec struct {
+	r    spec.DeltaHistoryReader
+	log  *callLog
+	walk spec.Saver
+}
+
+func (r deltaRec) DeltaHistory(ctx context.Context, cfg spec.Config, channels []string) (map[string]spec.DeltaHistory, error) {
+	c := r.log.start("DeltaHistory", fmt.Sprintf("%s, channels=%q", showConfig(cfg), channels))
+	out, err := r.r.DeltaHistory(ctx, cfg, channels)
+	r.log.end(c, err)
+	if r.walk != nil && errors.Is(err, errors.ErrUnsupported) {
+		return spec.WalkDeltaHistory(ctx, r.walk, cfg, channels)
+	}
+	return out, err
+}
+
+// deltaRaw returns the recorded reader without the fallback.
+func (r deltaRec) deltaRaw() deltaRec {
+	r.walk = nil
+	return r
+}
+
 // recorded wraps s in a recorder that keeps the same optional interfaces:
 // the specs find a saver's capabilities by type assertion.
 func recorded(s spec.Saver, log *callLog) spec.Saver {
 	r := &recorder{s: s, log: log}
-	sc, hc := s.(spec.ThreadCopier)
-	sd, hd := s.(spec.RunDeleter)
-	sp, hp := s.(spec.Pruner)
-	v, hv := s.(spec.VersionGenerator)
-	c, d, p := copierRec{sc, log}, runsRec{sd, log}, prunerRec{sp, log}
-	if dr, ok := s.(spec.DeltaHistoryReader); ok {
-		return recordedDelta(r, deltaRec{r: dr, log: log, walk: r}, [4]bool{hc, hd, hp, hv}, c, d, p, v)
+	var has capSet
+	sc, ok := s.(spec.ThreadCopier)
+	if ok {
+		has |= capCopier
 	}
-	type (
-		C = copierRec
-		D = runsRec
-		P = prunerRec
-		V = spec.VersionGenerator
-	)
-	switch [4]bool{hc, hd, hp, hv} {
-	case [4]bool{}:
-		return r
-	case [4]bool{false, false, false, true}:
-		return struct {
-			*recorder
-			V
-		}{r, v}
-	case [4]bool{false, false, true, false}:
-		return struct {
-			*recorder
-			P
-		}{r, p}
-	case [4]bool{false, false, true, true}:
-		return struct {
-			*recorder
-			P
-			V
-		}{r, p, v}
-	case [4]bool{false, true, false, false}:
-		return struct {
-			*recorder
-			D
-		}{r, d}
-	case [4]bool{false, true, false, true}:
-		return struct {
-			*recorder
-			D
-			V
-		}{r, d, v}
-	case [4]bool{false, true, true, false}:
-		return struct {
-			*recorder
-			D
-			P
-		}{r, d, p}
-	case [4]bool{false, true, true, true}:
-		return struct {
-			*recorder
-			D
-			P
-			V
-		}{r, d, p, v}
-	case [4]bool{true, false, false, false}:
-		return struct {
-			*recorder
-			C
-		}{r, c}
-	case [4]bool{true, false, false, true}:
-		return struct {
-			*recorder
-			C
-			V
-		}{r, c, v}
-	case [4]bool{true, false, true, false}:
-		return struct {
-			*recorder
-			C
-			P
-		}{r, c, p}
-	case [4]bool{true, false, true, true}:
-		return struct {
-			*recorder
-			C
-			P
-			V
-		}{r, c, p, v}
-	case [4]bool{true, true, false, false}:
-		return struct {
-			*recorder
-			C
-			D
-		}{r, c, d}
-	case [4]bool{true, true, false, true}:
-		return struct {
-			*recorder
-			C
-			D
-			V
-		}{r, c, d, v}
-	case [4]bool{true, true, true, false}:
-		return struct {
-			*recorder
-			C
-			D
-			P
-		}{r, c, d, p}
-	case [4]bool{true, true, true, true}:
-		return struct {
-			*recorder
-			C
-			D
-			P
-			V
-		}{r, c, d, p, v}
+	sd, ok := s.(spec.RunDeleter)
+	if ok {
+		has |= capRuns
 	}
-	return r
+	sp, ok := s.(spec.Pruner)
+	if ok {
+		has |= capPruner
+	}
+	v, ok := s.(spec.VersionGenerator)
+	if ok {
+		has |= capVersions
+	}
+	dr, ok := s.(spec.DeltaHistoryReader)
+	if ok {
+		has |= capDelta
+	}
+	return withCapabilities(r, has, copierRec{sc, log}, runsRec{sd, log}, prunerRec{sp, log}, v, deltaRec{r: dr, log: log, walk: r})
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,6 +87,7 @@ func Run(t *testing.T, cmd *exec.Cmd, server, harness string) {
 
 	conformance.Run(t, conformance.Harness{
 		Name: harness,
+		Skip: skipsFor(proc),
 		New: func(ctx context.Context) (spec.Saver, func(), error) {
 			s, err := proc.Open(ctx)
 			if err != nil {
@@ -107,4 +109,14 @@ func closeSaver(t *testing.T, s spec.Saver) {
 	if err := c.Close(); err != nil {
 		t.Logf("closing a saver: %v", err)
 	}
+}
+
+// skipsFor maps the features the server's LangGraph predates to the specs
+// the suite then skips, each with the reason.
+func skipsFor(proc *bridge.Process) map[string]string {
+	skip := map[string]string{}
+	if slices.Contains(proc.Unsupported(), "delta_channels") {
+		skip[conformance.DeltaChannels] = proc.Name() + " runs on a LangGraph without delta channels (no snapshot type to store)"
+	}
+	return skip
 }

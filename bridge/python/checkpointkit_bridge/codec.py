@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from .snapshot import DeltaSnapshot as _DeltaSnapshot
 
 # Error codes of the protocol.
 NOT_FOUND = "not_found"

@@ -24,6 +24,7 @@ from importlib import metadata as importlib_metadata
 from typing import Any
 
 from . import codec, hosting, listing, shapes
+from .snapshot import HAS_DELTA_SNAPSHOT
 from .codec import BadRequest, BridgeError
 from .listing import string_param, strings_param
 from .wire import message_line, parse_line
@@ -228,10 +229,16 @@ class Server:
             self.saver_class = type(h.saver)
             await h.close()
         cls = self.saver_class
-        # delta_history always: BaseCheckpointSaver's default walk gives every
-        # saver get_delta_channel_history (PROTOCOL.md, "delta_history").
-        caps = ["open", "next_version"] + [m for m in hosting.OPTIONAL if hosting.overrides(cls, m)] + ["delta_history"]
-        return {"protocol": PROTOCOL, "version": VERSION, "name": self.name or describe_class(cls), "capabilities": caps}
+        # delta_history wherever the method exists: BaseCheckpointSaver's
+        # default walk gives it to every saver on a LangGraph with delta
+        # channels (PROTOCOL.md, "delta_history"); older ones have neither.
+        caps = ["open", "next_version"] + [m for m in hosting.OPTIONAL if hosting.overrides(cls, m)]
+        if hasattr(cls, "get_delta_channel_history"):
+            caps.append("delta_history")
+        hello: dict[str, Any] = {"protocol": PROTOCOL, "version": VERSION, "name": self.name or describe_class(cls), "capabilities": caps}
+        if not HAS_DELTA_SNAPSHOT:
+            hello["unsupported"] = ["delta_channels"]
+        return hello
 
     async def m_open(self, req: Request, params: dict[str, Any]) -> Any:
         # open is a read: a cancel or the deadline answers at once. A saver

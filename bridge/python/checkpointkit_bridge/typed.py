@@ -45,7 +45,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from .snapshot import DeltaSnapshot as _DeltaSnapshot
 
 from . import codec, shapes
 
