@@ -11,10 +11,10 @@ import (
 )
 
 // part is one field of a result that a snippet compares: a config key of
-// the tuple or of its parent, a checkpoint key, a metadata key, or the
-// pending writes.
+// the tuple or of its parent, a checkpoint key, a metadata key, the
+// pending writes, or a part of a delta history read (see historyDiff).
 type part struct {
-	area string // "config", "parent", "checkpoint", "metadata" or "writes"
+	area string // "config", "parent", "checkpoint", "metadata", "writes" or history*
 	key  string
 }
 
@@ -83,6 +83,12 @@ func newCheck(d *Divergence) check {
 			}
 		}
 		return c
+	case trace.MethodDeltaHistory:
+		gh := g.Histories
+		if g.Err != "" {
+			gh = nil
+		}
+		return check{part: historyDiff(w.Histories, gh, w.Channels)}
 	}
 	return check{none: true}
 }
@@ -234,6 +240,8 @@ func (l lang) expected(c check, w trace.Call) string {
 			return l.null
 		}
 		return l.literal(c.part, w.Tuple)
+	case trace.MethodDeltaHistory:
+		return l.historyLiteral(c.part, w.Histories)
 	}
 	if c.index >= 0 {
 		return l.literal(c.part, w.Tuples[c.index])

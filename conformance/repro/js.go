@@ -67,33 +67,39 @@ func (r *Repro) JS(kind, title string) (string, error) {
 	if !chk.raises && !chk.none {
 		b.WriteString("import { isDeepStrictEqual } from \"node:util\";\n")
 	}
-	b.WriteString(s.imports + "\n\n" + s.open + "\n")
+	var body strings.Builder
 	for i, c := range r.Calls {
 		if i == d.Index {
-			jsLast(&b, c, chk)
+			jsLast(&body, c, chk)
 			break
 		}
 		if c.Err != "" && !(c.Method == trace.MethodGetTuple && c.NotFound) {
 			if c.Method == trace.MethodList {
-				fmt.Fprintf(&b, "try { for await (const _ of saver.list(%s)); } catch {} // the contract expects an error\n", jsListArgs(c))
+				fmt.Fprintf(&body, "try { for await (const _ of saver.list(%s)); } catch {} // the contract expects an error\n", jsListArgs(c))
 			} else {
-				fmt.Fprintf(&b, "await %s.catch(() => {}); // the contract expects an error\n", jsCall(c))
+				fmt.Fprintf(&body, "await %s.catch(() => {}); // the contract expects an error\n", jsCall(c))
 			}
 			continue
 		}
 		if c.Method == trace.MethodList {
-			fmt.Fprintf(&b, "for await (const _ of saver.list(%s));\n", jsListArgs(c))
+			fmt.Fprintf(&body, "for await (const _ of saver.list(%s));\n", jsListArgs(c))
 		} else {
-			fmt.Fprintf(&b, "await %s;\n", jsCall(c))
+			fmt.Fprintf(&body, "await %s;\n", jsCall(c))
 		}
 	}
+	b.WriteString(s.imports + "\n")
+	if strings.Contains(body.String(), "new DeltaSnapshot(") {
+		b.WriteString("import { DeltaSnapshot } from \"@langchain/langgraph-checkpoint\";\n")
+	}
+	b.WriteString("\n" + s.open + "\n" + body.String())
 	if s.close != "" {
 		b.WriteString(s.close + "\n")
 	}
 	return b.String(), nil
 }
 
-// jsCall writes c as an expression (Put, PutWrites, GetTuple, DeleteThread).
+// jsCall writes c as an expression (Put, PutWrites, GetTuple, DeleteThread,
+// a delta history read).
 func jsCall(c trace.Call) string {
 	l := javascript
 	switch c.Method {
@@ -104,11 +110,15 @@ func jsCall(c trace.Call) string {
 		for j, w := range c.Writes {
 			ws[j] = fmt.Sprintf("[%q, %s]", w.Channel, l.value(w.Value))
 		}
-		return fmt.Sprintf("saver.putWrites(%s, [%s], %q)", l.config(c.Config), strings.Join(ws, ", "), c.TaskID)
+		// The task path orders one checkpoint's writes (writesSortKey), as
+		// bridge/js/server.js passes it.
+		return fmt.Sprintf("saver.putWrites(%s, [%s], %q, %q)", l.config(c.Config), strings.Join(ws, ", "), c.TaskID, c.TaskPath)
 	case trace.MethodGetTuple:
 		return fmt.Sprintf("saver.getTuple(%s)", l.config(c.Config))
 	case trace.MethodDeleteThread:
 		return fmt.Sprintf("saver.deleteThread(%q)", c.ThreadID)
+	case trace.MethodDeltaHistory:
+		return jsHistoryCall(c)
 	}
 	return "Promise.resolve() /* " + c.Method + " cannot be written */"
 }
@@ -153,6 +163,8 @@ func jsLast(b *strings.Builder, c trace.Call, chk check) {
 		} else {
 			fmt.Fprintf(b, "const got = %s;\n", jsPart(chk.part, fmt.Sprintf("ts[%d]", chk.index)))
 		}
+	case trace.MethodDeltaHistory:
+		fmt.Fprintf(b, "const h = %s;\nconst got = %s;\n", call, jsHistoryPart(chk.part, "h"))
 	}
 	b.WriteString("console.log(\"got:     \", got);\nprocess.exitCode = isDeepStrictEqual(got, expected) ? 0 : 1;\n")
 }

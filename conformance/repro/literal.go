@@ -20,6 +20,9 @@ type lang struct {
 	int           func(n int64) string
 	// version writes a channel version as the saver's runtime expects it.
 	version func(v spec.Version) string
+	// snapshot wraps a written value in the runtime's delta snapshot type
+	// (spec.DeltaSnapshot).
+	snapshot string
 }
 
 var python = lang{
@@ -40,8 +43,9 @@ var python = lang{
 		}
 		return s
 	},
-	int:     func(n int64) string { return strconv.FormatInt(n, 10) },
-	version: func(v spec.Version) string { return strconv.Quote(string(v)) },
+	int:      func(n int64) string { return strconv.FormatInt(n, 10) },
+	version:  func(v spec.Version) string { return strconv.Quote(string(v)) },
+	snapshot: "_DeltaSnapshot(%s)",
 }
 
 // decimal is a version LangGraph.js's bridge server passes as a number.
@@ -81,6 +85,7 @@ var javascript = lang{
 		}
 		return strconv.Quote(string(v))
 	},
+	snapshot: "new DeltaSnapshot(%s)",
 }
 
 // value writes a plain value (spec's value model) as a literal.
@@ -115,6 +120,8 @@ func (l lang) value(v any) string {
 		return l.object(x, l.value)
 	case spec.Metadata:
 		return l.object(map[string]any(x), l.value)
+	case spec.DeltaSnapshot:
+		return fmt.Sprintf(l.snapshot, l.value(x.Value))
 	}
 	if n, err := spec.Normalize(v); err == nil && fmt.Sprintf("%T", n) != fmt.Sprintf("%T", v) {
 		return l.value(n)

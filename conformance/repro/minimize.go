@@ -151,6 +151,10 @@ func issue(ctx context.Context, s spec.Saver, c trace.Call) error {
 		}
 	case trace.MethodDeleteThread:
 		_ = s.DeleteThread(ctx, c.ThreadID)
+	case trace.MethodDeltaHistory:
+		// Through s's own history read when it has one: a trace.Recorder
+		// records it as one call.
+		_, _ = spec.ReadDeltaHistory(ctx, s, c.Config, c.Channels)
 	default:
 		return fmt.Errorf("method %q cannot be replayed", c.Method)
 	}

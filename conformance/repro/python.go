@@ -58,18 +58,24 @@ func (r *Repro) Python(o PythonOptions) string {
 	if p.islice {
 		b.WriteString("import itertools\n")
 	}
-	b.WriteString("import sys\n\nfrom langgraph.checkpoint.base import BaseCheckpointSaver\n\n")
+	b.WriteString("import sys\n\nfrom langgraph.checkpoint.base import BaseCheckpointSaver\n")
+	if strings.Contains(p.b.String(), "_DeltaSnapshot(") {
+		b.WriteString("from langgraph.checkpoint.serde.types import _DeltaSnapshot\n")
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "from %s import %s as factory\n\n", mod, fn)
 	if o.Async {
+		// opened stays referenced while the saver is used: a context manager
+		// made by contextlib closes its resources when it is collected.
 		b.WriteString("\nasync def main() -> int:\n" +
-			"    saver = factory()\n" +
-			"    saver = await saver if inspect.isawaitable(saver) else saver\n" +
-			"    if not isinstance(saver, BaseCheckpointSaver):  # a context manager giving the saver\n" +
-			"        saver = await saver.__aenter__() if hasattr(saver, \"__aenter__\") else saver.__enter__()\n")
+			"    opened = factory()\n" +
+			"    opened = await opened if inspect.isawaitable(opened) else opened\n" +
+			"    saver = opened\n" +
+			"    if not isinstance(opened, BaseCheckpointSaver):  # a context manager giving the saver\n" +
+			"        saver = await opened.__aenter__() if hasattr(opened, \"__aenter__\") else opened.__enter__()\n")
 	} else {
-		b.WriteString("saver = factory()\n" +
-			"if not isinstance(saver, BaseCheckpointSaver):  # a context manager giving the saver\n" +
-			"    saver = saver.__enter__()\n")
+		b.WriteString("opened = factory()  # kept: a context manager closes the saver when collected\n" +
+			"saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()\n")
 	}
 	b.WriteString(p.b.String())
 	if o.Async {
@@ -99,7 +105,8 @@ func (p *pyWriter) exit(status string) {
 	}
 }
 
-// call writes c as an expression (Put, PutWrites, GetTuple, DeleteThread).
+// call writes c as an expression (Put, PutWrites, GetTuple, DeleteThread,
+// a delta history read).
 func (p *pyWriter) call(c trace.Call) string {
 	l := python
 	a, aw := "", ""
@@ -119,6 +126,8 @@ func (p *pyWriter) call(c trace.Call) string {
 		return fmt.Sprintf("%ssaver.%sget_tuple(%s)", aw, a, l.config(c.Config))
 	case trace.MethodDeleteThread:
 		return fmt.Sprintf("%ssaver.%sdelete_thread(%q)", aw, a, c.ThreadID)
+	case trace.MethodDeltaHistory:
+		return pyHistoryCall(c, p.async)
 	}
 	return "None  # " + c.Method + " cannot be written"
 }
@@ -212,6 +221,9 @@ func (p *pyWriter) last(c trace.Call, chk check) {
 		} else {
 			p.line("got = %s", pyPart(chk.part, fmt.Sprintf("ts[%d]", chk.index)))
 		}
+	case trace.MethodDeltaHistory:
+		p.line("h = %s", p.call(c))
+		p.line("got = %s", pyHistoryPart(chk.part, "h"))
 	}
 	p.line("print(f\"got:      {got!r}\")")
 	p.exit("0 if got == expected and type(got) is type(expected) else 1")
