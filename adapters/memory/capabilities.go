@@ -30,7 +30,7 @@ func (m *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	for name, n := range from.namespaces {
 		to := m.ns(dst, name, true)
 		for k, v := range n.values {
-			to.values[k] = v // stored bytes are never mutated, so sharing is safe
+			to.values[k] = v // stored values are never mutated, so sharing is safe
 		}
 		for id, set := range n.writes {
 			dset := to.writes[id]

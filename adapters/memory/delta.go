@@ -44,7 +44,7 @@ func (m *Saver) DeltaHistory(ctx context.Context, cfg spec.Config, channels []st
 		if at, ok := seeds[ch]; ok {
 			end = at + 1
 			sv := n.values[valueKey{ch, n.checkpoints[chain[at]].cp.ChannelVersions[ch]}]
-			v, err := m.decode(sv.data, sv.plain)
+			v, err := m.load(sv.val)
 			if err != nil {
 				return nil, fmt.Errorf("memory: delta history thread %q channel %q: %w", cfg.ThreadID, ch, err)
 			}
@@ -110,7 +110,7 @@ func (m *Saver) channelWrites(set map[writeKey]storedWrite, ch string) ([]spec.P
 	out := make([]spec.PendingWrite, 0, len(keys))
 	for _, k := range keys {
 		w := set[k]
-		v, err := m.decode(w.value, w.plain)
+		v, err := m.load(w.val)
 		if err != nil {
 			return nil, fmt.Errorf("decode write to %q: %w", ch, err)
 		}

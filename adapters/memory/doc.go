@@ -7,13 +7,15 @@
 //
 //   - safe for concurrent use from many goroutines (one RWMutex; readers never
 //     block each other);
-//   - channel values are encoded with a [spec.Serde] when stored and decoded
-//     when read, so no caller can change stored state through a map it passed
-//     in or received, and what comes back is exactly the normalised value
-//     (with the default serde, a value nobody can change — a string, number,
-//     boolean or nil — is decoded once when stored and handed out as it is,
-//     which is what keeps a List of ten 1 KB tuples under 14 KB of
-//     allocations);
+//   - no caller can change stored state through a value it passed in or
+//     received, and what comes back is exactly the normalised value: with
+//     the default serde, channel values and pending writes are normalised
+//     once when stored and kept as a private tree that is never modified,
+//     and a read copies only its lists, maps, delta snapshots and byte
+//     strings, sharing the strings and numbers in them (a list of 1,000
+//     strings of 500 bytes reads in about 10 µs and 18 KB, not 300 µs and
+//     580 KB decoding MessagePack); with any other [spec.Serde] (see
+//     [WithSerde]) values are encoded when stored and decoded on every read;
 //   - values are stored once per (thread, namespace, channel, version), as
 //     the contract requires, so a checkpoint that does not list a channel in
 //     its new versions reads the value stored by an earlier Put;

@@ -64,7 +64,7 @@ type namespace struct {
 	// writes maps a checkpoint ID to its pending writes. Writes may exist
 	// for a checkpoint that has not been put yet.
 	writes map[string]map[writeKey]storedWrite
-	// values maps a channel and version to its encoded value.
+	// values maps a channel and version to its stored value.
 	values map[valueKey]storedValue
 }
 
@@ -83,10 +83,8 @@ type writeKey struct {
 
 type storedWrite struct {
 	channel  string
-	value    []byte
+	val      value
 	taskPath string
-	// plain is the decoded value when it is immutable; see decodedOnce.
-	plain plainValue
 }
 
 type valueKey struct {
@@ -94,48 +92,11 @@ type valueKey struct {
 	version spec.Version
 }
 
-// storedValue is an encoded channel value; present is false when the
-// channel had no value at that version.
+// storedValue is a channel's value at one version; present is false when
+// the channel had no value at that version.
 type storedValue struct {
-	data    []byte
+	val     value
 	present bool
-	// plain is the decoded value when it is immutable; see decodedOnce.
-	plain plainValue
-}
-
-// plainValue is a decoded value that readers may share: a string, number,
-// boolean or nil, which no reader can modify. Mutable values (maps, slices,
-// byte strings) are decoded afresh for every reader instead.
-type plainValue struct {
-	v  any
-	ok bool
-}
-
-// decodedOnce returns the value data decodes to, for reads to return
-// without decoding, when the saver's serde is the default one and the value
-// is immutable. Any other serde is called on every read, as it may give
-// mutable or fresh values.
-func (m *Saver) decodedOnce(data []byte) plainValue {
-	if _, ok := m.serde.(spec.MsgpackSerde); !ok {
-		return plainValue{}
-	}
-	v, err := m.serde.Decode(data)
-	if err != nil {
-		return plainValue{}
-	}
-	switch v.(type) {
-	case nil, string, bool, int64, float64:
-		return plainValue{v: v, ok: true}
-	}
-	return plainValue{}
-}
-
-// decode returns the value of data: plain's when set, else data decoded.
-func (m *Saver) decode(data []byte, plain plainValue) (any, error) {
-	if plain.ok {
-		return plain.v, nil
-	}
-	return m.serde.Decode(data)
 }
 
 func newNamespace() *namespace {
@@ -178,7 +139,7 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 	if err != nil {
 		return spec.Config{}, fmt.Errorf("memory: put thread %q: metadata: %w", cfg.ThreadID, err)
 	}
-	// Encode every value before taking the lock so that a bad value stores
+	// Store every value before taking the lock so that a bad value stores
 	// nothing.
 	values := make(map[valueKey]storedValue, len(newVersions))
 	for ch, ver := range newVersions {
@@ -187,11 +148,11 @@ func (m *Saver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md
 			values[valueKey{ch, ver}] = storedValue{}
 			continue
 		}
-		data, err := m.serde.Encode(v)
+		sv, err := m.store(v)
 		if err != nil {
 			return spec.Config{}, fmt.Errorf("memory: put thread %q: channel %q: %w", cfg.ThreadID, ch, err)
 		}
-		values[valueKey{ch, ver}] = storedValue{data: data, present: true, plain: m.decodedOnce(data)}
+		values[valueKey{ch, ver}] = storedValue{val: sv, present: true}
 	}
 	stored := &storedCheckpoint{parent: cfg.CheckpointID, cp: copyCheckpointMeta(cp), md: nmd}
 
@@ -228,13 +189,13 @@ func (m *Saver) PutWrites(ctx context.Context, cfg spec.Config, writes []spec.Wr
 	}
 	enc := make([]encoded, len(writes))
 	for i, w := range writes {
-		data, err := m.serde.Encode(w.Value)
+		sv, err := m.store(w.Value)
 		if err != nil {
 			return fmt.Errorf("memory: put writes thread %q: write %d to %q: %w", cfg.ThreadID, i, w.Channel, err)
 		}
 		enc[i] = encoded{
 			key: writeKey{taskID: taskID, idx: spec.WriteIndex(w.Channel, i)},
-			w:   storedWrite{channel: w.Channel, value: data, taskPath: taskPath, plain: m.decodedOnce(data)},
+			w:   storedWrite{channel: w.Channel, val: sv, taskPath: taskPath},
 		}
 	}
 	if len(enc) == 0 {
@@ -304,7 +265,7 @@ func (m *Saver) tuple(threadID, nsName string, n *namespace, id string) (*spec.T
 		if !ok || !sv.present {
 			continue
 		}
-		v, err := m.decode(sv.data, sv.plain)
+		v, err := m.load(sv.val)
 		if err != nil {
 			return nil, fmt.Errorf("memory: decode thread %q channel %q: %w", threadID, ch, err)
 		}
@@ -332,7 +293,7 @@ func (m *Saver) tuple(threadID, nsName string, n *namespace, id string) (*spec.T
 	slices.SortFunc(keys, compareWriteKeys)
 	for _, k := range keys {
 		w := set[k]
-		v, err := m.decode(w.value, w.plain)
+		v, err := m.load(w.val)
 		if err != nil {
 			return nil, fmt.Errorf("memory: decode thread %q write %q: %w", threadID, w.channel, err)
 		}

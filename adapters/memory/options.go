@@ -15,8 +15,12 @@ type options struct {
 }
 
 // WithSerde sets the serde that encodes channel values and pending-write
-// values (default [spec.DefaultSerde]); stored copies are decoded on every
-// read, so no caller shares a mutable value with the saver. Metadata is
+// values (default [spec.DefaultSerde]). With any serde but the default
+// [spec.MsgpackSerde], the saver keeps what the serde encodes and decodes
+// it on every read, so no caller shares a mutable value with the saver;
+// with the default, it keeps the normalised values themselves, which the
+// serde would give back, and copies their lists, maps and byte strings on
+// every read instead. Metadata is
 // kept normalised ([spec.NormalizeMetadata]), not encoded, as every
 // adapter keeps it in its backend's own form. A nil serde is invalid.
 func WithSerde(serde spec.Serde) Option {

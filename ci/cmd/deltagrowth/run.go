@@ -127,7 +127,7 @@ func message(r *rand.Rand, n int) string {
 
 // measureMode grows one thread step by step and emits a point at each of
 // steps.
-func measureMode(ctx context.Context, st *store, cs *countingSerde, mode string, steps []int, iters, msgSize int, emit func(point) error) error {
+func measureMode(ctx context.Context, st *store, cs *countingSaver, mode string, steps []int, iters, msgSize int, emit func(point) error) error {
 	r := rand.New(rand.NewPCG(1, 2))
 	g, err := refengine.NewStateGraph().
 		AddKey("messages", modeChannels[mode]()).

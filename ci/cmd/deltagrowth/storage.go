@@ -28,32 +28,58 @@ type store struct {
 	close func()
 }
 
-// countingSerde is the default serde, counting the bytes it encodes while
-// counting is on: the memory adapter keeps exactly what its serde encodes
-// (values, writes), so the sum is the encoded data it holds, without Go's
-// map and struct overhead.
-type countingSerde struct {
-	spec.MsgpackSerde
+// countingSaver is the memory adapter, counting the bytes the default serde
+// encodes for each value it stores (the channel values of new versions, the
+// pending writes) while counting is on: the serialised data the saver holds,
+// without Go's map and struct overhead. It encodes them itself because the
+// adapter keeps values with the default serde as Go trees, not as bytes.
+type countingSaver struct {
+	*memory.Saver
 	on    atomic.Bool
 	total atomic.Int64
 }
 
-func (c *countingSerde) Encode(v any) ([]byte, error) {
-	b, err := c.MsgpackSerde.Encode(v)
-	if c.on.Load() {
+func (c *countingSaver) count(v any) {
+	if !c.on.Load() {
+		return
+	}
+	if b, err := spec.DefaultSerde().Encode(v); err == nil {
 		c.total.Add(int64(len(b)))
 	}
-	return b, err
+}
+
+// Put stores the checkpoint and counts the values of its new versions.
+func (c *countingSaver) Put(ctx context.Context, cfg spec.Config, cp spec.Checkpoint, md spec.Metadata, nv spec.Versions) (spec.Config, error) {
+	out, err := c.Saver.Put(ctx, cfg, cp, md, nv)
+	if err == nil {
+		for ch := range nv {
+			if v, ok := cp.ChannelValues[ch]; ok {
+				c.count(v)
+			}
+		}
+	}
+	return out, err
+}
+
+// PutWrites stores the writes and counts their values.
+func (c *countingSaver) PutWrites(ctx context.Context, cfg spec.Config, ws []spec.Write, task, path string) error {
+	err := c.Saver.PutWrites(ctx, cfg, ws, task, path)
+	if err == nil {
+		for _, w := range ws {
+			c.count(w.Value)
+		}
+	}
+	return err
 }
 
 // openStore opens a saver of kind name over storage named storage.
-func openStore(ctx context.Context, name, tmp, storage string) (*store, *countingSerde, error) {
+func openStore(ctx context.Context, name, tmp, storage string) (*store, *countingSaver, error) {
 	switch name {
 	case "memory":
-		cs := &countingSerde{}
+		cs := &countingSaver{Saver: memory.New()}
 		cs.on.Store(true)
 		return &store{
-			saver: memory.New(memory.WithSerde(cs)),
+			saver: cs,
 			bytes: func(context.Context) (int64, error) { return cs.total.Load(), nil },
 			close: func() {},
 		}, cs, nil
