@@ -205,9 +205,9 @@ _INPUT = _types(
 _SERIALIZE = _types("ormsgpack:MsgpackEncodeError")
 _SERDE_MODULES = ("langgraph.checkpoint.serde", "ormsgpack", "json.")
 
-# Methods whose only input a saver can refuse is a config or identifiers
+# Wire methods whose only input a saver can refuse is a config or identifiers
 # (prune's strategy is checked by the server before the call).
-CONFIG_ONLY = frozenset({"get_tuple", "delete_thread", "copy_thread", "prune"})
+CONFIG_ONLY = frozenset({"get_tuple", "delete_thread", "copy_thread", "prune", "delta_history"})
 
 
 def _chain(err: BaseException) -> list[BaseException]:

@@ -231,3 +231,11 @@ def test_sqlite_factory(serve: Any) -> None:
 def test_end_of_input_exits_zero(client: Client) -> None:
     opened(client)
     assert client.close() == 0
+
+
+def test_a_refused_delta_history_config_is_invalid_config() -> None:
+    from checkpointkit_bridge import hosting
+
+    # A saver refusing a history read can only be refusing its config.
+    assert hosting.error_code(ValueError("thread_id=''"), "delta_history", {"channels": ["m"]}) == "invalid_config"
+    assert hosting.error_code(ValueError("bad value"), "put_writes", {}) == "invalid_argument"

@@ -52,7 +52,16 @@ def _configure() -> str:
         path = os.path.join(d, "template.sqlite3")
         settings.configure(
             INSTALLED_APPS=["langgraph.checkpoint.django.checkpoint"],
-            DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": path}},
+            # IMMEDIATE: Django's advice for SQLite under concurrent writers
+            # (Django 5.1+); with the default DEFERRED, two transactions that
+            # read before writing deadlock into "database is locked".
+            DATABASES={
+                "default": {
+                    "ENGINE": "django.db.backends.sqlite3",
+                    "NAME": path,
+                    "OPTIONS": {"transaction_mode": "IMMEDIATE"},
+                }
+            },
             DATABASE_ROUTERS=[_Router()],
             USE_TZ=True,
         )
