@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/checkpointkit/checkpointkit/adapters/internal/deltavectors"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -13,13 +14,7 @@ import (
 // the serde does.
 func TestDecodeOwnedDeltaSnapshots(t *testing.T) {
 	serde := spec.DefaultSerde()
-	inputs := []string{
-		"d6079201a161",               // Python: _DeltaSnapshot([1, "a"])
-		"81a178c7070781a16b91d40702", // Python: {"x": _DeltaSnapshot({"k": [_DeltaSnapshot(2)]})}
-		"d5070102",                   // payload longer than its value
-		"c70a07a161",                 // payload past the end
-		"d40501",                     // another extension type
-	}
+	vectors := append(deltavectors.Python(), deltavectors.Malformed()...)
 	for _, v := range []any{
 		spec.DeltaSnapshot{},
 		spec.DeltaSnapshot{Value: map[string]any{"l": []any{int64(1), 2.5, "s"}}},
@@ -29,14 +24,14 @@ func TestDecodeOwnedDeltaSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, hex.EncodeToString(data))
+		vectors = append(vectors, deltavectors.Vector{Name: "ours", Hex: hex.EncodeToString(data)})
 	}
-	for _, h := range inputs {
-		data, _ := hex.DecodeString(h)
+	for _, v := range vectors {
+		data := v.Bytes()
 		want, wantErr := serde.Decode(data)
 		got, gotErr := decodeOwned(serde, data)
 		if (wantErr == nil) != (gotErr == nil) || (wantErr == nil && !reflect.DeepEqual(got, want)) {
-			t.Errorf("decodeOwned(%s) = %#v, %v; serde gives %#v, %v", h, got, gotErr, want, wantErr)
+			t.Errorf("%s: decodeOwned(%s) = %#v, %v; serde gives %#v, %v", v.Name, v.Hex, got, gotErr, want, wantErr)
 		}
 	}
 }

@@ -14,17 +14,36 @@ import (
 // 1 KB string per checkpoint and per pending write), checked by counting,
 // never by timing. Before the read path went below database/sql, a GetTuple
 // made 157 allocations and a List(10) 1,005 allocations and 99 KB for 20 KB
-// of values (docs/benchmarks.md).
+// of values; before the third pass (issue #24), 53 and 350 allocations and
+// 48.7 KB (2.37×) (docs/benchmarks.md).
 //
-// listPayloadFactor is above the 2× of the memory adapter because
-// go-sqlite3 copies every blob out of SQLite (23.6 KB of a List(10), the
-// values' own bytes, which the returned strings share); the maps and
-// tuples a List must build come to about 12 KB more.
+// listPayloadFactor is above the 2× of the memory adapter because of what
+// no SQLite read can avoid with go-sqlite3 and the spec's types, which
+// comes to 2.03× the payload by itself (pprof, per List(10)): go-sqlite3
+// copies every column out of SQLite into a fresh allocation, rounded up to
+// a size class (26.2 KB: a 1,027-byte value takes 1,152 bytes; the
+// returned strings share these copies), plus a rows object per statement
+// and an interface per column (1.3 KB); each tuple has three maps with
+// entries, each a header and a group of eight slots (10.6 KB with the empty
+// VersionsSeen), and its struct, parent and writes (3.3 KB). What the
+// adapter adds on top is about 1.4 KB.
 const (
-	getAllocBudget    = 80
-	listAllocBudget   = 400
-	listPayloadFactor = 2.5
+	getAllocBudget    = 40
+	listAllocBudget   = 250
+	listPayloadFactor = 2.15
 )
+
+// raceSlack multiplies the budgets when the race detector is on (its
+// sync.Pool drops recycled buffers at random; see race_on_test.go).
+const raceSlack = 1.15
+
+// budget returns b, with raceSlack under the race detector.
+func budget(b float64) float64 {
+	if raceEnabled {
+		return b * raceSlack
+	}
+	return b
+}
 
 // TestReadAllocationBudget holds GetTuple and List(10) to their allocation
 // budgets.
@@ -37,23 +56,27 @@ func TestReadAllocationBudget(t *testing.T) {
 	defer s.Close()
 	p := benchmarks.PopulatePeer(t, s, 20)
 
-	if n := testing.AllocsPerRun(200, func() {
+	n := testing.AllocsPerRun(200, func() {
 		if _, err := p.Get(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}); n > getAllocBudget {
-		t.Errorf("GetTuple: %.1f allocations per call, budget %d", n, getAllocBudget)
+	})
+	t.Logf("GetTuple: %.1f allocations per call", n)
+	if n > budget(getAllocBudget) {
+		t.Errorf("GetTuple: %.1f allocations per call, budget %.0f", n, budget(getAllocBudget))
 	}
 	payload, err := p.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(100, func() {
+	n = testing.AllocsPerRun(100, func() {
 		if _, err := p.List(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}); n > listAllocBudget {
-		t.Errorf("List(10): %.1f allocations per call, budget %d", n, listAllocBudget)
+	})
+	t.Logf("List(10): %.1f allocations per call", n)
+	if n > budget(listAllocBudget) {
+		t.Errorf("List(10): %.1f allocations per call, budget %.0f", n, budget(listAllocBudget))
 	}
 	const runs = 100
 	var before, after runtime.MemStats
@@ -67,8 +90,8 @@ func TestReadAllocationBudget(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perCall := float64(after.TotalAlloc-before.TotalAlloc) / runs
 	t.Logf("List(10): %.0f bytes allocated per call for %d bytes of values (%.2f×)", perCall, payload, perCall/float64(payload))
-	if perCall > listPayloadFactor*float64(payload) {
-		t.Errorf("List(10): %.0f bytes allocated per call, budget %.1f× the %d bytes of values it returns",
-			perCall, listPayloadFactor, payload)
+	if perCall > budget(listPayloadFactor)*float64(payload) {
+		t.Errorf("List(10): %.0f bytes allocated per call, budget %.2f× the %d bytes of values it returns",
+			perCall, budget(listPayloadFactor), payload)
 	}
 }

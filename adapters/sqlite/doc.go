@@ -88,11 +88,10 @@
 // writes come from a single snapshot.
 //
 // List pages through the results with a keyset cursor (ID, thread,
-// namespace). Each page's rows are read and closed, and its values (a
-// primary-key probe each when they are few, one IN (VALUES ...) query
+// namespace). Each page's rows are read and closed, and its values (one
+// primary-key probe for a single value, one VALUES ... CROSS JOIN blobs query
 // otherwise) and pending writes (one key-range query) fetched, before the
-// first tuple is
-// yielded; nothing stays open while the caller's loop body runs, so breaking
+// first tuple is yielded; nothing stays open while the caller's loop body runs, so breaking
 // out early leaks nothing and the loop body may itself use the saver.
 //
 // Prune with [spec.KeepLatest] deletes old checkpoints, their writes and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"strings"
+	"sync/atomic"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -50,7 +51,7 @@ func (s *Saver) List(ctx context.Context, opts spec.ListOptions) iter.Seq2[*spec
 			)
 			err := s.read(ctx, "list", opts.ThreadID, false, func(tx rowQuerier) error {
 				var err error
-				page, last, n, err = s.loadPage(ctx, tx, sqlText, args, q.scope(opts), filter)
+				page, last, n, err = s.loadPageOf(ctx, tx, sqlText, args, pageSize, q.scope(opts), filter)
 				return err
 			})
 			if err != nil {
@@ -85,26 +86,52 @@ type listQuery struct {
 	// exact is set when the SQL conditions select exactly the rows that
 	// match the filter, so a page never loses rows to the Go check.
 	exact bool
+	// shape says which conditions where holds (the shape* bits), when
+	// that alone determines the SQL text (no filter); -1 otherwise.
+	shape int
 }
 
+// The conditions of a list query without a filter, as bits of
+// listQuery.shape; with shapeAfter for a page after a cursor, they name
+// the page's SQL text, which listSQL caches.
+const (
+	shapeThread = 1 << iota
+	shapeNamespace
+	shapeCheckpointID
+	shapeBefore
+	shapeAfter
+	shapeCount = 1 << iota
+)
+
+// listSQL caches the SQL text of the filterless list pages by shape.
+var listSQL [shapeCount]atomic.Pointer[string]
+
 func buildListQuery(opts spec.ListOptions, filter spec.Metadata) listQuery {
-	q := listQuery{exact: true}
+	n := 4 + len(filter)
+	q := listQuery{exact: true, where: make([]string, 0, n), args: make([]any, 0, 2*n)}
 	if opts.ThreadID != "" {
 		q.where = append(q.where, "c.thread_id = +?")
 		q.args = append(q.args, opts.ThreadID)
+		q.shape |= shapeThread
 	}
 	if !opts.AllNamespaces {
 		q.where = append(q.where, "c.checkpoint_ns = +?")
 		q.args = append(q.args, opts.Namespace)
+		q.shape |= shapeNamespace
 	}
 	q.fixedScope = opts.ThreadID != "" && !opts.AllNamespaces
 	if opts.CheckpointID != "" {
 		q.where = append(q.where, "c.checkpoint_id = +?")
 		q.args = append(q.args, opts.CheckpointID)
+		q.shape |= shapeCheckpointID
 	}
 	if opts.Before != "" {
 		q.where = append(q.where, "c.checkpoint_id < +?")
 		q.args = append(q.args, opts.Before)
+		q.shape |= shapeBefore
+	}
+	if len(filter) > 0 {
+		q.shape = -1
 	}
 	for key, want := range filter {
 		clause, args, exact := filterClause(key, want)
@@ -165,9 +192,17 @@ func (q listQuery) scope(opts spec.ListOptions) *rowKey {
 func (q listQuery) page(after *rowKey, limit int) (string, []any) {
 	where := q.where
 	args := q.args
+	shape := q.shape
 	if after != nil {
 		where = append(where[:len(where):len(where)], keysetClause(q.fixedScope))
 		args = append(args[:len(args):len(args)], keysetArgs(q.fixedScope, *after)...)
+		shape |= shapeAfter
+	}
+	args = append(args[:len(args):len(args)], limit)
+	if shape >= 0 {
+		if p := listSQL[shape].Load(); p != nil {
+			return *p, args
+		}
 	}
 	var b strings.Builder
 	b.Grow(512)
@@ -181,7 +216,11 @@ func (q listQuery) page(after *rowKey, limit int) (string, []any) {
 		b.WriteString(strings.Join(where, " AND "))
 	}
 	b.WriteString(" ORDER BY c.checkpoint_id DESC, c.thread_id, c.checkpoint_ns LIMIT +?")
-	return b.String(), append(args[:len(args):len(args)], limit)
+	text := b.String()
+	if shape >= 0 {
+		listSQL[shape].Store(&text)
+	}
+	return text, args
 }
 
 // keysetClause selects the rows after a cursor in List order. The leading

@@ -5,17 +5,19 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/checkpointkit/checkpointkit/adapters/internal/fastvalue"
+	"github.com/checkpointkit/checkpointkit/adapters/internal/msgpackread"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// The read path gets every blob as a []byte that go-sqlite3 has just copied
-// out of SQLite and that nobody else holds (see rawConn). A MessagePack
-// string in such a buffer is handed out as a string over the buffer itself
-// instead of a second copy: the buffer is never written again, so the
-// string is as immutable as any other.
+// The read path gets every column as a []byte (BLOB) or string (TEXT) that
+// go-sqlite3 has just copied out of SQLite and that nobody else holds (see
+// rawConn). A MessagePack string in such a buffer is handed out as a
+// string over the buffer itself instead of a second copy: the buffer is
+// never written, so the string is as immutable as any other.
 
 // immutableOwned is [fastvalue.Immutable] for a buffer the caller owns: a
 // string value shares data's memory.
@@ -33,12 +35,46 @@ func immutableOwned(serde spec.Serde, data []byte) (any, bool) {
 }
 
 // decodeOwned is serde.Decode(data) for a buffer the caller owns and will
-// not modify.
+// not modify. With the default serde, values made of nil, booleans,
+// integers, float64s, strings, lists, string-keyed maps and delta
+// snapshots are read directly (msgpackread), their strings sharing data:
+// no general decoder, no copy of a string. Any other serde gets a copy of
+// data: it may return values that alias its input, which a caller could
+// then modify, and data may be shared with other strings of the read (see
+// columnBytes).
 func decodeOwned(serde spec.Serde, data []byte) (any, error) {
-	if v, ok := immutableOwned(serde, data); ok {
+	if _, ok := serde.(spec.MsgpackSerde); !ok {
+		return serde.Decode(slices.Clone(data))
+	}
+	if v, ok := readOwned(data); ok {
 		return v, nil
 	}
 	return serde.Decode(data)
+}
+
+// readOwned reads data whole as [spec.MsgpackSerde] decodes it, when
+// msgpackread handles every form in it.
+func readOwned(data []byte) (any, bool) {
+	if s, ok := msgpackString(data); ok {
+		return s, true
+	}
+	r := msgpackread.New(data)
+	v, ok := r.Value()
+	return v, ok && r.Done()
+}
+
+// columnBytes returns the bytes of a TEXT or BLOB column without copying
+// them (nil for anything else). A TEXT column arrives as a string, so its
+// bytes must only be read, never written: the read path's readers never
+// write, and decodeOwned copies them for any serde but the default one.
+func columnBytes(v driver.Value) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return unsafe.Slice(unsafe.StringData(x), len(x))
+	}
+	return nil
 }
 
 // msgpackString returns the string data encodes, over data's memory, when

@@ -4,28 +4,36 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // maxProbes is the most distinct values a page reads by primary-key
-// probes, a statement each; a page with more reads them through
-// IN (VALUES ...) lists. (Measured: ten probes cost the same instructions
-// as one list of ten, one probe 14 k against 37 k for a list of one; ten
-// probes and the writes joined by UNION ALL into one statement cost 8 %
-// more than eleven statements, and a GetTuple's one probe and writes as
-// one statement saved under 2 %.)
-var maxProbes = 16
+// probes, a statement each; a page with more reads them with one join
+// (valuesJoin). A probe is the cheapest way to read one value (measured:
+// 14 k instructions against 37 k for a list of one); from two values on,
+// the join returns only an index and the value per row, with one
+// statement (a go-sqlite3 rows object, a CGO crossing) for all of them.
+var maxProbes = 1
+
+// maxLinearKeys is the most keys a page looks up by linear search; beyond,
+// it builds a map.
+const maxLinearKeys = 16
 
 // valueProbeSQL reads one stored value.
 const valueProbeSQL = `SELECT value FROM blobs
 	WHERE thread_id = +? AND checkpoint_ns = +? AND channel = +? AND version = +? AND kind = '` + kindValue + `'`
 
 // writeColumns are the columns of a pending write: the lengths of the
-// checkpoint and task IDs, then those IDs and the channel as one text
-// column (the strings share it: one string per row from the driver instead
-// of three), and the value.
-const writeColumns = `octet_length(checkpoint_id), octet_length(task_id), checkpoint_id || task_id || channel, value`
+// checkpoint ID, task ID and channel, then those three and the value as one
+// TEXT column (SQLite's || copies the value's bytes as they are). The
+// strings share it: one copy out of SQLite per write, and the names fill
+// what the allocator would round the value up to anyway.
+const writeColumns = `octet_length(checkpoint_id), octet_length(task_id), octet_length(channel),
+	checkpoint_id || task_id || channel || coalesce(value, x'')`
 
 // writesOrder is the order of a page's writes: by checkpoint, then task ID
 // and index. The writes key's index gives it: no sort.
@@ -37,25 +45,28 @@ const writesRange = `SELECT ` + writeColumns + ` FROM writes
 	WHERE thread_id = +? AND checkpoint_ns = +? AND checkpoint_id >= +? AND checkpoint_id <= +?` + writesOrder
 
 // loadContents fills the channel values and pending writes of page: the
-// values by a primary-key probe each (up to maxProbes) or IN (VALUES ...)
-// lists, the writes as one range of the writes key when every tuple is of
-// scope's thread and namespace (from the page's lowest checkpoint ID to
-// its highest; writes of checkpoints in that range that the metadata
-// filter left out of the page are skipped), IN lists otherwise.
+// values by a primary-key probe (up to maxProbes) or joins of up to
+// maxKeysPerQuery keys, the writes as one range of the writes key when
+// every tuple is of scope's thread and namespace (from the page's lowest
+// checkpoint ID to its highest; writes of checkpoints in that range that
+// the metadata filter left out of the page are skipped), IN lists
+// otherwise.
 func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tuple, scope *rowKey) error {
-	vs := newValueSet(page)
+	l := pageLoads.Get().(*pageLoad)
+	defer l.release()
+	vs := l.values(page)
 	load := s.loadValueProbes
 	if len(vs.keys) > maxProbes {
-		load = s.loadValueLists
+		load = s.loadValueJoins
 	}
-	if err := load(ctx, q, vs); err != nil {
+	if err := load(ctx, q, vs, l); err != nil {
 		return err
 	}
 	if err := vs.assign(s.serde, page); err != nil {
 		return err
 	}
-	ws := newWriteSet(page)
-	if err := s.loadWrites(ctx, q, ws, scope); err != nil {
+	ws := l.writes(page)
+	if err := s.loadWrites(ctx, q, ws, scope, l); err != nil {
 		return err
 	}
 	ws.finish()
@@ -66,13 +77,14 @@ func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tup
 type blobKey struct{ thread, ns, channel, version string }
 
 // valueSet holds the distinct values of a page: found by a linear search
-// while they are few (no map to allocate), by a map beyond. A value is
-// kept decoded when it is immutable (shared by every tuple of the page),
+// while they are few (no map to fill), by a map beyond. A value is kept
+// decoded when it is immutable (shared by every tuple of the page),
 // encoded otherwise (decoded per tuple).
 type valueSet struct {
-	keys []blobKey
-	pos  map[blobKey]int
-	vals []storedValue
+	keys  []blobKey
+	pos   map[blobKey]int
+	byMap bool // pos is in use
+	vals  []storedValue
 }
 
 type storedValue struct {
@@ -81,12 +93,9 @@ type storedValue struct {
 	state uint8 // 0 absent, 1 encoded in data, 2 decoded in plain
 }
 
-func newValueSet(page []*spec.Tuple) *valueSet {
-	n := 0
-	for _, t := range page {
-		n += len(t.Checkpoint.ChannelVersions)
-	}
-	v := &valueSet{keys: make([]blobKey, 0, n)}
+// values returns l's value set, filled with the distinct keys of page.
+func (l *pageLoad) values(page []*spec.Tuple) *valueSet {
+	v := &l.vs
 	for _, t := range page {
 		for ch, ver := range t.Checkpoint.ChannelVersions {
 			k := blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}
@@ -95,22 +104,25 @@ func newValueSet(page []*spec.Tuple) *valueSet {
 			}
 			v.keys = append(v.keys, k)
 			switch {
-			case v.pos != nil:
+			case v.byMap:
 				v.pos[k] = len(v.keys) - 1
-			case len(v.keys) > maxProbes:
-				v.pos = make(map[blobKey]int, 2*len(v.keys))
+			case len(v.keys) > maxLinearKeys:
+				if v.pos == nil {
+					v.pos = make(map[blobKey]int, 2*len(v.keys))
+				}
+				v.byMap = true
 				for i, k := range v.keys {
 					v.pos[k] = i
 				}
 			}
 		}
 	}
-	v.vals = make([]storedValue, len(v.keys))
+	v.vals = slices.Grow(v.vals[:0], len(v.keys))[:len(v.keys)]
 	return v
 }
 
 func (v *valueSet) find(k blobKey) int {
-	if v.pos != nil {
+	if v.byMap {
 		if i, ok := v.pos[k]; ok {
 			return i
 		}
@@ -145,8 +157,9 @@ func (v *valueSet) assign(serde spec.Serde, page []*spec.Tuple) error {
 			case 2:
 				t.Checkpoint.ChannelValues[ch] = sv.plain
 			case 1:
-				// Decoded per tuple: tuples must not share mutable values.
-				val, err := serde.Decode(sv.data)
+				// Decoded per tuple: tuples must not share mutable values
+				// (their strings may share data, which nobody writes).
+				val, err := decodeOwned(serde, sv.data)
 				if err != nil {
 					return fmt.Errorf("checkpoint %q channel %q: %w", t.Config.CheckpointID, ch, err)
 				}
@@ -158,18 +171,13 @@ func (v *valueSet) assign(serde spec.Serde, page []*spec.Tuple) error {
 }
 
 // loadValueProbes reads the values of vs with one primary-key probe each.
-func (s *Saver) loadValueProbes(ctx context.Context, q rowQuerier, vs *valueSet) error {
-	var args [4]any
+func (s *Saver) loadValueProbes(ctx context.Context, q rowQuerier, vs *valueSet, l *pageLoad) error {
+	args := slices.Grow(l.args[:0], 4)[:4]
+	defer func() { l.args = args }()
 	for i, k := range vs.keys {
-		// The thread and namespace are boxed once per run of keys that
-		// share them (a whole page of one thread).
-		if i == 0 || k.thread != vs.keys[i-1].thread || k.ns != vs.keys[i-1].ns {
-			args[0], args[1] = k.thread, k.ns
-		}
-		args[2], args[3] = k.channel, k.version
-		err := q.queryRows(ctx, valueProbeSQL, args[:], 1, func(cols []driver.Value) error {
-			data, _ := cols[0].([]byte)
-			vs.keep(s.serde, i, data)
+		args[0], args[1], args[2], args[3] = l.box(k.thread), l.box(k.ns), l.box(k.channel), k.version
+		err := q.queryRows(ctx, valueProbeSQL, args, 1, func(cols []driver.Value) error {
+			vs.keep(s.serde, i, columnBytes(cols[0]))
 			return errStop // one row at most: no step to the end
 		})
 		if err != nil {
@@ -179,19 +187,48 @@ func (s *Saver) loadValueProbes(ctx context.Context, q rowQuerier, vs *valueSet)
 	return nil
 }
 
-// loadValueLists reads the values of vs with IN (VALUES ...) lists.
-func (s *Saver) loadValueLists(ctx context.Context, q rowQuerier, vs *valueSet) error {
+// valuesJoinSQL caches valuesJoin's statements by key count.
+var valuesJoinSQL [maxKeysPerQuery + 1]atomic.Pointer[string]
+
+// valuesJoin returns the statement that reads the values of n keys, each
+// bound as (thread, namespace, channel, version): a row per value found,
+// the key's position (0 to n-1) and the value. The keys drive the join
+// (CROSS JOIN: SQLite does not reorder it), each a search of the blobs
+// key (TestValuesJoinPlan).
+func valuesJoin(n int) string {
+	if p := valuesJoinSQL[n].Load(); p != nil {
+		return *p
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT k.column1, b.value FROM (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "(%d,?,?,?,?)", i)
+	}
+	b.WriteString(`) k CROSS JOIN blobs b ON b.thread_id = k.column2 AND b.checkpoint_ns = k.column3
+		AND b.channel = k.column4 AND b.version = k.column5 AND b.kind = '` + kindValue + `'`)
+	query := b.String()
+	valuesJoinSQL[n].Store(&query)
+	return query
+}
+
+// loadValueJoins reads the values of vs with valuesJoin statements.
+func (s *Saver) loadValueJoins(ctx context.Context, q rowQuerier, vs *valueSet, l *pageLoad) error {
 	for start := 0; start < len(vs.keys); start += maxKeysPerQuery {
 		chunk := vs.keys[start:min(start+maxKeysPerQuery, len(vs.keys))]
-		args := make([]any, 0, 4*len(chunk))
+		args := l.args[:0]
 		for _, k := range chunk {
-			args = append(args, k.thread, k.ns, k.channel, k.version)
+			args = append(args, l.box(k.thread), l.box(k.ns), l.box(k.channel), k.version)
 		}
-		err := q.queryRows(ctx, `SELECT thread_id, checkpoint_ns, channel, version, value FROM blobs
-			WHERE kind = '`+kindValue+`' AND (thread_id, checkpoint_ns, channel, version) IN (VALUES `+
-			placeholders(len(chunk), 4)+`)`, args, 5, func(cols []driver.Value) error {
-			data, _ := cols[4].([]byte)
-			vs.keep(s.serde, vs.find(blobKey{asString(cols[0]), asString(cols[1]), asString(cols[2]), asString(cols[3])}), data)
+		l.args = args
+		err := q.queryRows(ctx, valuesJoin(len(chunk)), args, 2, func(cols []driver.Value) error {
+			j := asInt(cols[0])
+			if j < 0 || j >= len(chunk) {
+				return fmt.Errorf("value row: key %v of %d", cols[0], len(chunk))
+			}
+			vs.keep(s.serde, start+j, columnBytes(cols[1]))
 			return nil
 		})
 		if err != nil {
@@ -213,10 +250,17 @@ type writeSet struct {
 
 type writeRun struct{ tuple, start int }
 
-func newWriteSet(page []*spec.Tuple) *writeSet {
-	w := &writeSet{page: page, all: make([]spec.PendingWrite, 0, 2*len(page))}
-	if len(page) > maxProbes {
-		w.byKey = make(map[rowKey]int, len(page))
+// writes returns l's write set for page. Its writes slice is new: the
+// tuples keep it.
+func (l *pageLoad) writes(page []*spec.Tuple) *writeSet {
+	w := &l.ws
+	w.page = page
+	w.all = make([]spec.PendingWrite, 0, 2*len(page))
+	w.runs = slices.Grow(w.runs[:0], len(page))
+	if len(page) > maxLinearKeys {
+		if w.byKey == nil {
+			w.byKey = make(map[rowKey]int, len(page))
+		}
 		for i, t := range page {
 			w.byKey[rowKey{t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID}] = i
 		}
@@ -234,7 +278,7 @@ func (w *writeSet) idRange() (lo, hi string) {
 }
 
 func (w *writeSet) lookup(k rowKey) int {
-	if w.byKey != nil {
+	if len(w.page) > maxLinearKeys {
 		if i, ok := w.byKey[k]; ok {
 			return i
 		}
@@ -250,20 +294,20 @@ func (w *writeSet) lookup(k rowKey) int {
 
 // add records a write row (writeColumns) of thread and namespace k.
 func (w *writeSet) add(serde spec.Serde, k rowKey, cols []driver.Value) error {
-	names := asString(cols[2])
-	nid, ntask := asInt(cols[0]), asInt(cols[1])
-	if nid < 0 || ntask < 0 || nid+ntask > len(names) {
-		return fmt.Errorf("write row: bad lengths %d, %d of %d bytes", nid, ntask, len(names))
+	row := asString(cols[3])
+	nid, ntask, nch := asInt(cols[0]), asInt(cols[1]), asInt(cols[2])
+	if nid < 0 || ntask < 0 || nch < 0 || nid+ntask+nch > len(row) {
+		return fmt.Errorf("write row: bad lengths %d, %d, %d of %d bytes", nid, ntask, nch, len(row))
 	}
-	k.id = names[:nid]
+	k.id = row[:nid]
 	i := w.lookup(k)
 	if i < 0 {
 		return nil // in the range, not in the page
 	}
-	pw := spec.PendingWrite{TaskID: names[nid : nid+ntask], Channel: names[nid+ntask:]}
-	data, _ := cols[3].([]byte)
+	names := nid + ntask + nch
+	pw := spec.PendingWrite{TaskID: row[nid : nid+ntask], Channel: row[nid+ntask : names]}
 	var err error
-	if pw.Value, err = decodeOwned(serde, data); err != nil {
+	if pw.Value, err = decodeOwned(serde, columnBytes(cols[3])[names:]); err != nil {
 		return fmt.Errorf("checkpoint %q write to %q: %w", k.id, pw.Channel, err)
 	}
 	if len(w.runs) == 0 || w.runs[len(w.runs)-1].tuple != i {
@@ -289,20 +333,23 @@ func (w *writeSet) finish() {
 // loadWrites reads the writes of ws's page: one key range of scope's thread
 // and namespace, or IN (VALUES ...) lists when the page spans threads or
 // namespaces.
-func (s *Saver) loadWrites(ctx context.Context, q rowQuerier, ws *writeSet, scope *rowKey) error {
+func (s *Saver) loadWrites(ctx context.Context, q rowQuerier, ws *writeSet, scope *rowKey, l *pageLoad) error {
 	if scope != nil {
 		lo, hi := ws.idRange()
 		k := rowKey{thread: scope.thread, ns: scope.ns}
-		return q.queryRows(ctx, writesRange, []any{scope.thread, scope.ns, lo, hi}, 4, func(cols []driver.Value) error {
+		args := append(l.args[:0], l.box(scope.thread), l.box(scope.ns), l.box(lo), l.box(hi))
+		l.args = args
+		return q.queryRows(ctx, writesRange, args, 4, func(cols []driver.Value) error {
 			return ws.add(s.serde, k, cols)
 		})
 	}
 	for start := 0; start < len(ws.page); start += maxKeysPerQuery {
 		chunk := ws.page[start:min(start+maxKeysPerQuery, len(ws.page))]
-		args := make([]any, 0, 3*len(chunk))
+		args := l.args[:0]
 		for _, t := range chunk {
 			args = append(args, t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID)
 		}
+		l.args = args
 		err := q.queryRows(ctx, `SELECT `+writeColumns+`, thread_id, checkpoint_ns
 			FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (VALUES `+placeholders(len(chunk), 3)+`)`+writesOrder,
 			args, 6, func(cols []driver.Value) error {

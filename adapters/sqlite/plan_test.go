@@ -104,7 +104,7 @@ func (c *countingQuerier) queryRows(ctx context.Context, query string, args []an
 // TestPageQueryCount checks that the queries of a page of tuples are
 // bounded whatever its size: one for the checkpoints, one for the writes,
 // and for the values a primary-key probe each (at most maxProbes) or,
-// beyond, one IN (VALUES ...) query. No query per checkpoint.
+// beyond, one VALUES ... CROSS JOIN blobs query. No query per checkpoint.
 func TestPageQueryCount(t *testing.T) {
 	s := openMemory(t)
 	ctx := context.Background()

@@ -11,12 +11,13 @@ import (
 
 // scopedColumns are the columns of a checkpoint row when thread and
 // namespace are fixed by the query, checkpointColumns when they are not.
-// Checkpoint ID, parent ID and metadata come back as one text column and
-// the lengths of the first two (NULL for no parent), and the strings share
-// it: one string per row from the driver instead of three.
+// Checkpoint ID, parent ID, metadata and body come back as one column
+// (TEXT: SQLite's || copies a blob's bytes as they are) after the lengths
+// of the first three (NULL for no parent), and the strings of the tuple
+// share it: one copy out of SQLite, one allocation, per row.
 const (
-	scopedColumns = `octet_length(c.checkpoint_id), octet_length(c.parent_checkpoint_id),
-		c.checkpoint_id || coalesce(c.parent_checkpoint_id, '') || c.metadata, c.checkpoint`
+	scopedColumns = `octet_length(c.checkpoint_id), octet_length(c.parent_checkpoint_id), octet_length(c.metadata),
+		c.checkpoint_id || coalesce(c.parent_checkpoint_id, '') || c.metadata || c.checkpoint`
 	checkpointColumns = scopedColumns + `, c.thread_id, c.checkpoint_ns`
 )
 
@@ -47,7 +48,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg spec.Config) (*spec.Tuple, err
 	if err := spec.ValidateGetTuple(cfg); err != nil {
 		return nil, err
 	}
-	query, args := getLatestSQL, []any{cfg.ThreadID, cfg.Namespace}
+	query, args := getLatestSQL, append(make([]any, 0, 3), cfg.ThreadID, cfg.Namespace)
 	if cfg.CheckpointID != "" {
 		query, args = getByIDSQL, append(args, cfg.CheckpointID)
 	}
@@ -93,6 +94,12 @@ type rowKey struct{ thread, ns, id string }
 // checkpointColumns. The values and writes of the page are then fetched
 // by loadContents (no query per checkpoint).
 func (s *Saver) loadPage(ctx context.Context, q rowQuerier, query string, args []any, scope *rowKey, filter spec.Metadata) ([]*spec.Tuple, rowKey, int, error) {
+	return s.loadPageOf(ctx, q, query, args, 0, scope, filter)
+}
+
+// loadPageOf is loadPage for a query that returns at most rows rows (0:
+// unknown), which sizes the page.
+func (s *Saver) loadPageOf(ctx context.Context, q rowQuerier, query string, args []any, rows int, scope *rowKey, filter spec.Metadata) ([]*spec.Tuple, rowKey, int, error) {
 	var (
 		page []*spec.Tuple
 		last rowKey
@@ -102,6 +109,7 @@ func (s *Saver) loadPage(ctx context.Context, q rowQuerier, query string, args [
 	if scope != nil {
 		ncol = 4
 	}
+	page = make([]*spec.Tuple, 0, min(rows, 64)) // a filter may leave most rows out
 	err := q.queryRows(ctx, query, args, ncol, func(cols []driver.Value) error {
 		t, k, err := tupleFromRow(cols, scope, filter)
 		if err != nil {
@@ -136,35 +144,41 @@ func tupleFromRow(cols []driver.Value, scope *rowKey, filter spec.Metadata) (*sp
 	} else {
 		k.thread, k.ns = asString(cols[4]), asString(cols[5])
 	}
-	text := asString(cols[2])
-	nid, nparent := asInt(cols[0]), asInt(cols[1]) // nparent -1: no parent
-	if nid < 0 || nid+max(nparent, 0) > len(text) {
-		return nil, k, fmt.Errorf("checkpoint row: bad lengths %d, %d of %d bytes", nid, nparent, len(text))
+	row := cols[3]
+	text := asString(row)
+	nid, nparent, nmeta := asInt(cols[0]), asInt(cols[1]), asInt(cols[2]) // nparent -1: no parent
+	np := max(nparent, 0)
+	if nid < 0 || nmeta < 0 || nid+np+nmeta > len(text) {
+		return nil, k, fmt.Errorf("checkpoint row: bad lengths %d, %d, %d of %d bytes", nid, nparent, nmeta, len(text))
 	}
 	k.id = text[:nid]
-	md, err := parseMetadata(text[nid+max(nparent, 0):])
+	md, err := parseMetadata(text[nid+np : nid+np+nmeta])
 	if err != nil {
 		return nil, k, fmt.Errorf("checkpoint %q: %w", k.id, err)
 	}
 	if filter != nil && !spec.MatchFilter(md, filter) {
 		return nil, k, nil
 	}
-	body, _ := cols[3].([]byte)
-	cp, err := parseBody(k.id, body)
+	cp, err := parseBody(k.id, columnBytes(row)[nid+np+nmeta:])
 	if err != nil {
 		return nil, k, fmt.Errorf("checkpoint %q: %w", k.id, err)
 	}
 	cp.ChannelValues = make(map[string]any, len(cp.ChannelVersions))
-	t := &spec.Tuple{
+	// The tuple and its parent's config as one allocation.
+	tp := &struct {
+		t      spec.Tuple
+		parent spec.Config
+	}{t: spec.Tuple{
 		Config:        spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: k.id},
 		Checkpoint:    cp,
 		Metadata:      md,
 		PendingWrites: []spec.PendingWrite{},
-	}
+	}}
 	if nparent >= 0 {
-		t.Parent = &spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: text[nid : nid+nparent]}
+		tp.parent = spec.Config{ThreadID: k.thread, Namespace: k.ns, CheckpointID: text[nid : nid+nparent]}
+		tp.t.Parent = &tp.parent
 	}
-	return t, k, nil
+	return &tp.t, k, nil
 }
 
 // asString returns a TEXT column's value ("" for NULL).

@@ -1,10 +1,10 @@
 package msgpackread_test
 
 import (
-	"encoding/hex"
 	"reflect"
 	"testing"
 
+	"github.com/checkpointkit/checkpointkit/adapters/internal/deltavectors"
 	"github.com/checkpointkit/checkpointkit/adapters/internal/msgpackread"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -61,38 +61,18 @@ func TestValueAgreesWithSerde(t *testing.T) {
 }
 
 func TestValueReadsLangGraphPythonSnapshots(t *testing.T) {
-	tests := []struct {
-		hex  string
-		want any
-	}{
-		// JsonPlusSerializer().dumps_typed(_DeltaSnapshot([1, "a"]))
-		{"d6079201a161", spec.DeltaSnapshot{Value: []any{int64(1), "a"}}},
-		// ... of {"x": _DeltaSnapshot({"k": [_DeltaSnapshot(2)]})}
-		{"81a178c7070781a16b91d40702", map[string]any{"x": spec.DeltaSnapshot{Value: map[string]any{
-			"k": []any{spec.DeltaSnapshot{Value: int64(2)}},
-		}}}},
-	}
-	for _, tt := range tests {
-		data, _ := hex.DecodeString(tt.hex)
-		got, ok := readValue(data)
-		if !ok || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Value(%s) = %#v, %v; want %#v", tt.hex, got, ok, tt.want)
+	for _, v := range deltavectors.Python() {
+		got, ok := readValue(v.Bytes())
+		if !ok || !reflect.DeepEqual(got, v.Want) {
+			t.Errorf("%s: Value(%s) = %#v, %v; want %#v", v.Name, v.Hex, got, ok, v.Want)
 		}
 	}
 }
 
 func TestValueRefusesMalformedSnapshots(t *testing.T) {
-	for _, h := range []string{
-		"d40501",     // another extension type
-		"d5070102",   // payload longer than its value
-		"d50792a1",   // payload shorter than its value
-		"c70a07a161", // payload past the end
-		"d607",       // truncated
-		"c807",       // truncated length
-	} {
-		data, _ := hex.DecodeString(h)
-		if v, ok := readValue(data); ok {
-			t.Errorf("Value(%s) = %#v, want a refusal", h, v)
+	for _, v := range deltavectors.Malformed() {
+		if got, ok := readValue(v.Bytes()); ok {
+			t.Errorf("%s: Value(%s) = %#v, want a refusal", v.Name, v.Hex, got)
 		}
 	}
 }
