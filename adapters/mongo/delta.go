@@ -16,14 +16,18 @@ import (
 
 var _ spec.DeltaHistoryReader = (*Saver)(nil)
 
-// DeltaHistory implements [spec.DeltaHistoryReader] with a fixed number of
-// queries whatever the length of the chain (FerretDB has neither
-// $graphLookup nor $lookup): one find reads the parent links and value
-// references of the thread and namespace, the walk runs in memory, one find
-// of the referenced values' has flags cuts it at each channel's seed, and
-// the chain is then read like a page of List (assemble: fences, values,
-// writes), plus one find for the task paths of its write batches. Writes of
-// one ancestor come in [spec.WriteOrder] (task path, task ID, index).
+// DeltaHistory implements [spec.DeltaHistoryReader] with a bounded number
+// of queries whatever the length of the chain or of the thread (FerretDB
+// has neither $graphLookup nor $lookup): the parent links and value
+// references of the checkpoints at and below the target are read a page at
+// a time, sized by the counters in the target's metadata, and walked in
+// memory, finds of the referenced values' has flags cutting the walk at
+// each channel's seed (deltaWalk: one page and one has-flag find in the
+// common case, at most four and five); the chain is then read like a page
+// of List (assemble:
+// fences, values, writes), plus one find for the task paths of its write
+// batches. Writes of one ancestor come in [spec.WriteOrder] (task path,
+// task ID, index).
 func (s *Saver) DeltaHistory(ctx context.Context, cfg spec.Config, channels []string) (out map[string]spec.DeltaHistory, err error) {
 	defer classify(&err)
 	err = retryLost(ctx, func() error {
@@ -40,7 +44,7 @@ func (s *Saver) deltaHistory(ctx context.Context, cfg spec.Config, channels []st
 		return out, err
 	}
 	op := fmt.Sprintf("delta history thread %q namespace %q", cfg.ThreadID, cfg.Namespace)
-	targetID := cfg.CheckpointID
+	targetID, hint := cfg.CheckpointID, -1
 	if targetID == "" {
 		t, err := s.latest(ctx, cfg.ThreadID, cfg.Namespace)
 		if err != nil {
@@ -49,23 +53,20 @@ func (s *Saver) deltaHistory(ctx context.Context, cfg spec.Config, channels []st
 		if t == nil {
 			return out, nil
 		}
-		targetID = t.Config.CheckpointID
+		targetID, hint = t.Config.CheckpointID, knownHint(t.Metadata, want)
 	}
-	sk, fs, err := s.skeleton(ctx, cfg.ThreadID, cfg.Namespace)
+	target, chain, fs, err := s.deltaWalk(ctx, cfg.ThreadID, cfg.Namespace, targetID, want, hint)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
-	target, ok := sk[targetID]
-	if !ok {
+	if target == nil {
 		return out, nil
 	}
-	chain, err := s.deltaChain(ctx, sk, target, want)
-	if err != nil {
-		return nil, wrapErr(ctx, op, err)
-	}
 	keys := bson.A{target.Key}
-	for _, id := range chain {
-		keys = append(keys, sk[id].Key)
+	ids := make([]string, len(chain))
+	for i, d := range chain {
+		keys = append(keys, d.Key)
+		ids[i] = d.ID
 	}
 	cur, err := s.checkpoints.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}, mopts.Find().SetBatchSize(deltaBatch))
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Saver) deltaHistory(ctx context.Context, cfg spec.Config, channels []st
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
-	paths, err := s.taskPaths(ctx, cfg.ThreadID, cfg.Namespace, chain)
+	paths, err := s.taskPaths(ctx, cfg.ThreadID, cfg.Namespace, ids)
 	if err != nil {
 		return nil, wrapErr(ctx, op, err)
 	}
@@ -102,73 +103,13 @@ type skelDoc struct {
 	ID     string     `bson:"id"`
 	Parent string     `bson:"parent"`
 	Refs   []valueRef `bson:"refs"`
-	Meta   payload    `bson:"meta,omitempty"` // read by runsSpare only
+	Meta   payload    `bson:"meta,omitempty"` // read for counters and runs only
 	Thread string     `bson:"thread"`
 	NS     string     `bson:"ns"`
 }
 
-// skeleton reads the parent links and value references of every checkpoint
-// of thread and ns with one query, and the fences in force.
-func (s *Saver) skeleton(ctx context.Context, thread, ns string) (map[string]*skelDoc, fences, error) {
-	var docs []skelDoc
-	proj := bson.D{{Key: "id", Value: 1}, {Key: "parent", Value: 1}, {Key: "refs", Value: 1}, {Key: "thread", Value: 1}, {Key: "ns", Value: 1}}
-	fs, err := s.withFences(ctx, func() error {
-		cur, err := s.checkpoints.Find(ctx, bson.D{{Key: "thread", Value: thread}, {Key: "ns", Value: ns}},
-			mopts.Find().SetProjection(proj).SetBatchSize(deltaBatch))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make(map[string]*skelDoc, len(docs))
-	for i := range docs {
-		out[docs[i].ID] = &docs[i]
-	}
-	return out, fs, nil
-}
-
-// deltaChain walks sk from the parent of from, nearest first, and returns
-// the IDs of the ancestors visited until every channel of want has met a
-// stored value (the seed's ancestor included). One query reads whether the
-// values the walk references hold a value. A loop in the parent links ends
-// the walk.
-func (s *Saver) deltaChain(ctx context.Context, sk map[string]*skelDoc, from *skelDoc, want []string) ([]string, error) {
-	path, err := ancestors(sk, from)
-	if err != nil {
-		return nil, err
-	}
-	has, err := s.hasValues(ctx, path, want)
-	if err != nil {
-		return nil, err
-	}
-	return cutChain(path, want, has), nil
-}
-
-// ancestors returns the ancestors of from in sk, nearest first, as far as
-// the parent links lead.
-func ancestors(sk map[string]*skelDoc, from *skelDoc) ([]*skelDoc, error) {
-	var path []*skelDoc
-	seen := map[string]bool{from.ID: true}
-	for cur := from.Parent; cur != ""; {
-		if seen[cur] {
-			break // the parent links loop: the walk ends, as spec.WalkDeltaHistory's
-		}
-		seen[cur] = true
-		d := sk[cur]
-		if d == nil {
-			break
-		}
-		path = append(path, d)
-		cur = d.Parent
-	}
-	return path, nil
-}
-
-// hasValues reads, with one query, which values of the channels want that
-// docs reference hold a value (by value _id).
+// hasValues reads which values of the channels want that docs reference
+// hold a value (by value _id): one query per deltaBatch values.
 func (s *Saver) hasValues(ctx context.Context, docs []*skelDoc, want []string) (map[string]bool, error) {
 	var keys bson.A
 	seen := map[string]bool{}
@@ -182,44 +123,43 @@ func (s *Saver) hasValues(ctx context.Context, docs []*skelDoc, want []string) (
 		}
 	}
 	has := map[string]bool{}
-	if len(keys) == 0 {
-		return has, nil
-	}
-	cur, err := s.values.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
-		mopts.Find().SetProjection(bson.D{{Key: "has", Value: 1}}).SetBatchSize(deltaBatch))
-	if err != nil {
-		return nil, err
-	}
-	var vals []struct {
-		Key string `bson:"_id"`
-		Has bool   `bson:"has"`
-	}
-	if err := cur.All(ctx, &vals); err != nil {
-		return nil, err
-	}
-	for _, v := range vals {
-		has[v.Key] = v.Has
+	for chunk := range slices.Chunk(keys, deltaBatch) {
+		cur, err := s.values.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: chunk}}}},
+			mopts.Find().SetProjection(bson.D{{Key: "has", Value: 1}}).SetBatchSize(deltaBatch))
+		if err != nil {
+			return nil, err
+		}
+		var vals []struct {
+			Key string `bson:"_id"`
+			Has bool   `bson:"has"`
+		}
+		if err := cur.All(ctx, &vals); err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			has[v.Key] = v.Has
+		}
 	}
 	return has, nil
 }
 
-// cutChain returns the IDs of path up to the ancestor where the last
-// channel of want meets a stored value.
-func cutChain(path []*skelDoc, want []string, has map[string]bool) []string {
+// cutChain returns path up to the ancestor where the last channel of want
+// meets a stored value, and whether every channel of want met one.
+func cutChain(path []*skelDoc, want []string, has map[string]bool) ([]*skelDoc, bool) {
 	remaining := slices.Clone(want)
-	var chain []string
+	var chain []*skelDoc
 	for _, d := range path {
 		if len(remaining) == 0 {
 			break
 		}
-		chain = append(chain, d.ID)
+		chain = append(chain, d)
 		for _, r := range d.Refs {
 			if has[valueKey(d.Thread, d.NS, r.Channel, spec.Version(r.Version))] {
 				remaining = slices.DeleteFunc(remaining, func(ch string) bool { return ch == r.Channel })
 			}
 		}
 	}
-	return chain
+	return chain, len(remaining) == 0
 }
 
 // taskPaths reads, with one query, the task path of every task that wrote
@@ -305,21 +245,22 @@ func foldTuples(byID map[string]*spec.Tuple, paths map[cpTask]string, targetID s
 // deltaKeep returns the ancestors of t that its delta channels (named in its
 // metadata, spec.DeltaChannels) need back to their seeds: what a prune
 // keeping t must keep too (SPEC.md DELTA-12). A checkpoint without delta
-// channels needs none, and costs no query.
+// channels needs none, and costs no query; one with them costs deltaWalk's
+// bounded finds.
 func (s *Saver) deltaKeep(ctx context.Context, t *spec.Tuple) ([]string, error) {
 	want := spec.DeltaChannels(t.Metadata)
 	if len(want) == 0 {
 		return nil, nil
 	}
-	sk, _, err := s.skeleton(ctx, t.Config.ThreadID, t.Config.Namespace)
-	if err != nil {
+	target, chain, _, err := s.deltaWalk(ctx, t.Config.ThreadID, t.Config.Namespace, t.Config.CheckpointID, want, knownHint(t.Metadata, want))
+	if err != nil || target == nil {
 		return nil, err
 	}
-	from, ok := sk[t.Config.CheckpointID]
-	if !ok {
-		return nil, nil
+	ids := make([]string, len(chain))
+	for i, d := range chain {
+		ids[i] = d.ID
 	}
-	return s.deltaChain(ctx, sk, from, want)
+	return ids, nil
 }
 
 // deltaBatch is the batch size of the delta walk's finds: large enough that

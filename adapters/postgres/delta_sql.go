@@ -6,14 +6,34 @@ import "strings"
 // from a set of (thread, namespace, checkpoint, wanted channels) rows, it
 // follows parent_checkpoint_id one ancestor at a time, within the same
 // thread and namespace, and for each ancestor records which wanted channels
-// hold a stored value there (has). A channel found is not wanted further
-// back; the walk of a start ends when no channel is wanted any more or the
-// parent is missing. UNION (not UNION ALL) discards a row already produced,
-// so walks that meet share their rows, and a parent chain that loops ends.
+// hold a stored value there (has), and its channels and versions. A
+// channel found is not wanted further back; the walk of a start ends when
+// no channel is wanted any more or the parent is missing. UNION (not UNION
+// ALL) discards a row already produced, so walks that meet share their
+// rows, and a parent chain that loops ends.
 //
 // A channel holds a stored value at a checkpoint when the checkpoint lists
 // a version for it and the blob of that version has a non-NULL value: a
 // version whose blob is NULL (the channel had no value) does not count.
+//
+// Every lookup the walk makes is a primary-key probe with every key column
+// bound, whatever the statistics: the ancestor by (thread, namespace,
+// checkpoint ID), each blob by (thread, namespace, channel, version) in a
+// scalar subquery with LIMIT 1. (As an EXISTS, the planner turned the blob
+// lookup into a semi-join; on tables not yet analysed it then scanned every
+// blob of the thread for each ancestor, 15-30 ms at 49 ancestors.) So a
+// walk costs a few buffers per ancestor, however long the thread around it
+// (TestDeltaPlanBounded checks this with EXPLAIN, before and after
+// ANALYZE, with custom and generic plans).
+
+// blobHasValue is the probe "the blob of channel ch, version ver of the
+// checkpoint of alias a holds a value": a scalar subquery, so that it stays
+// a parameterised primary-key lookup and is never pulled up into a join.
+func blobHasValue(a, ch, ver string) string {
+	return `(SELECT b.value IS NOT NULL FROM {b} b
+			WHERE b.thread_id = ` + a + `.thread_id AND b.checkpoint_ns = ` + a + `.checkpoint_ns
+				AND b.channel = ` + ch + ` AND b.version = ` + ver + ` LIMIT 1)`
+}
 
 // chainCTE returns the recursive CTE "chain" whose anchor rows come from
 // start, a SELECT of (thread_id, checkpoint_ns, checkpoint_id, want): the
@@ -24,20 +44,17 @@ func chainCTE(start string) string {
 	has := func(want string) string {
 		return `(SELECT ARRAY(
 		SELECT cv.channel FROM unnest(c.channels, c.versions) AS cv(channel, version)
-		WHERE cv.channel = ANY(` + want + `) AND EXISTS (
-			SELECT 1 FROM {b} b
-			WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-				AND b.channel = cv.channel AND b.version = cv.version AND b.value IS NOT NULL)) AS has)`
+		WHERE cv.channel = ANY(` + want + `) AND ` + blobHasValue("c", "cv.channel", "cv.version") + `) AS has)`
 	}
-	return `chain(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, want, has) AS (
-	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, st.want, h.has
+	return `chain(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, channels, versions, want, has) AS (
+	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.channels, c.versions, st.want, h.has
 	FROM (` + start + `) st
 	JOIN {c} s ON s.thread_id = st.thread_id AND s.checkpoint_ns = st.checkpoint_ns AND s.checkpoint_id = st.checkpoint_id
 	JOIN {c} c ON c.thread_id = s.thread_id AND c.checkpoint_ns = s.checkpoint_ns AND c.checkpoint_id = s.parent_checkpoint_id
 	CROSS JOIN LATERAL ` + has("st.want") + ` h
 	WHERE cardinality(st.want) > 0
 	UNION
-	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, n.want, h.has
+	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.channels, c.versions, n.want, h.has
 	FROM chain ch
 	CROSS JOIN LATERAL (SELECT ARRAY(SELECT x FROM unnest(ch.want) AS x WHERE x <> ALL (ch.has)) AS want) n
 	JOIN {c} c ON c.thread_id = ch.thread_id AND c.checkpoint_ns = ch.checkpoint_ns AND c.checkpoint_id = ch.parent_checkpoint_id
@@ -73,12 +90,24 @@ func buildDeltaQueries(q queries) deltaQueries {
 	// ancestors walked (kind 1, parent and channels seeded there), their
 	// writes to the channels still wanted there (kind 2) and the seed values
 	// (kind 3). The client follows the parent links from the target.
+	//
+	// The target is one of two branches, each an index probe whatever $3
+	// is (a generic plan of "$3 = '' OR checkpoint_id = $3" would scan the
+	// thread backwards to it). The walk's rows are then joined to writes
+	// and blobs by lateral subqueries per ancestor, fenced (OFFSET 0, LIMIT
+	// 1) so that the planner keeps them primary-key probes rather than
+	// joining, by hash or by a partial key, every write or blob of the
+	// thread.
 	d.history = r.Replace(`WITH RECURSIVE target AS (
-	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, $4::text[] AS want
+	(SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, $4::text[] AS want
 	FROM {c} c
-	WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND ($3::text = '' OR c.checkpoint_id = $3::text)
+	WHERE $3::text = '' AND c.thread_id = $1 AND c.checkpoint_ns = $2
 	ORDER BY c.checkpoint_id DESC
-	LIMIT 1
+	LIMIT 1)
+	UNION ALL
+	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, $4::text[]
+	FROM {c} c
+	WHERE $3::text <> '' AND c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3::text
 ), ` + chainCTE(`SELECT thread_id, checkpoint_ns, checkpoint_id, want FROM target`) + `
 SELECT 0 AS kind, t.checkpoint_id, t.parent_checkpoint_id, NULL::text[] AS has,
 	NULL::text AS task_path, NULL::text AS task_id, NULL::integer AS idx, NULL::text AS channel, NULL::bytea AS value
@@ -89,15 +118,20 @@ FROM chain ch
 UNION ALL
 SELECT 2, ch.checkpoint_id, NULL, NULL, w.task_path, w.task_id, w.idx, w.channel, w.value
 FROM chain ch
-JOIN {w} w ON w.thread_id = ch.thread_id AND w.checkpoint_ns = ch.checkpoint_ns
-	AND w.checkpoint_id = ch.checkpoint_id AND w.channel = ANY(ch.want)
+CROSS JOIN LATERAL (
+	SELECT w.task_path, w.task_id, w.idx, w.channel, w.value FROM {w} w
+	WHERE w.thread_id = ch.thread_id AND w.checkpoint_ns = ch.checkpoint_ns
+		AND w.checkpoint_id = ch.checkpoint_id AND w.channel = ANY(ch.want)
+	OFFSET 0) w
 UNION ALL
-SELECT 3, ch.checkpoint_id, NULL, NULL, NULL, NULL, NULL, cv.channel, b.value
+SELECT 3, ch.checkpoint_id, NULL, NULL, NULL, NULL, NULL, cv.channel, v.value
 FROM chain ch
-JOIN {c} c ON c.thread_id = ch.thread_id AND c.checkpoint_ns = ch.checkpoint_ns AND c.checkpoint_id = ch.checkpoint_id
-CROSS JOIN LATERAL unnest(c.channels, c.versions) AS cv(channel, version)
-JOIN {b} b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-	AND b.channel = cv.channel AND b.version = cv.version AND b.value IS NOT NULL
+CROSS JOIN LATERAL unnest(ch.channels, ch.versions) AS cv(channel, version)
+CROSS JOIN LATERAL (
+	SELECT b.value FROM {b} b
+	WHERE b.thread_id = ch.thread_id AND b.checkpoint_ns = ch.checkpoint_ns
+		AND b.channel = cv.channel AND b.version = cv.version AND b.value IS NOT NULL
+	LIMIT 1) v
 WHERE cv.channel = ANY(ch.has)`)
 
 	// KeepLatest, delta-safe: one statement (one snapshot) keeps the latest

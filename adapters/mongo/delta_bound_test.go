@@ -1,0 +1,221 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/checkpointkit/checkpointkit/adapters/internal/savertest"
+	"github.com/checkpointkit/checkpointkit/adapters/mongo"
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// docLog counts the commands a client sends and the documents their
+// replies carry, by "command collection" (getMore under its collection).
+type docLog struct {
+	mu       sync.Mutex
+	commands map[string]int
+	docs     map[string]int
+	keys     map[int64]string
+}
+
+func newDocLog() *docLog {
+	l := &docLog{}
+	l.reset()
+	return l
+}
+
+func (l *docLog) reset() {
+	l.mu.Lock()
+	l.commands, l.docs, l.keys = map[string]int{}, map[string]int{}, map[int64]string{}
+	l.mu.Unlock()
+}
+
+func (l *docLog) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{
+		Started: func(_ context.Context, e *event.CommandStartedEvent) {
+			field := e.CommandName
+			if field == "getMore" {
+				field = "collection"
+			}
+			coll := ""
+			if v, err := e.Command.LookupErr(field); err == nil {
+				coll, _ = v.StringValueOK()
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			key := e.CommandName + " " + coll
+			l.commands[key]++
+			l.keys[e.RequestID] = key
+		},
+		Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) {
+			n := 0
+			for _, batch := range []string{"firstBatch", "nextBatch"} {
+				if v, err := e.Reply.LookupErr("cursor", batch); err == nil {
+					if arr, ok := v.ArrayOK(); ok {
+						vals, _ := arr.Values()
+						n += len(vals)
+					}
+				}
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			key := l.keys[e.RequestID]
+			_, coll, _ := strings.Cut(key, " ")
+			l.docs[coll] += n
+		},
+	}
+}
+
+func (l *docLog) snapshot() (commands, docs map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.commands), maps.Clone(l.docs)
+}
+
+// snapshotEvery returns the steps of a linear thread of n checkpoints, a
+// snapshot of msgs every every checkpoints and the engines' counters in
+// every checkpoint's metadata, a write to msgs against each.
+func snapshotEvery(n, every int, runs func(i int) string) []savertest.Step {
+	steps := make([]savertest.Step, n)
+	for i := range n {
+		md := spec.Metadata{spec.DeltaCountersKey: map[string]any{"msgs": []any{int64(i % every), int64(i % every)}}}
+		if runs != nil {
+			md["run_id"] = runs(i)
+		}
+		steps[i] = savertest.Step{ID: fmt.Sprintf("e%05d", i), MD: md,
+			Writes: []savertest.TaskWrites{savertest.OneWrite("t", "", "msgs", int64(i))}}
+		if i > 0 {
+			steps[i].Parent = steps[i-1].ID
+		}
+		if i%every == 0 {
+			steps[i].Values = map[string]any{"msgs": spec.DeltaSnapshot{Value: []any{int64(i)}}}
+		}
+	}
+	return steps
+}
+
+// TestDeltaBoundedByThread checks from the commands on the wire that
+// DeltaHistory, by ID and for the latest, costs the same commands and
+// reads the same documents for a 4-ancestor chain at the end of a
+// 50-checkpoint thread as at the end of a 300-checkpoint one: its cost
+// follows the chain, not the thread. (Prune(KeepLatest) walks the chain
+// the same way, deltaKeep.)
+func TestDeltaBoundedByThread(t *testing.T) {
+	ctx := context.Background()
+	log := newDocLog()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	s, cleanup, err := newSaver(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	type cost struct{ commands, docs map[string]int }
+	seq := 0
+	measure := func(t *testing.T, n int, call func(thread, tip string) error) cost {
+		seq++
+		thread := fmt.Sprintf("b%d-%d", n, seq)
+		savertest.BuildSteps(t, s, thread, "", snapshotEvery(n, 5, nil))
+		log.reset()
+		if err := call(thread, fmt.Sprintf("e%05d", n-1)); err != nil {
+			t.Fatal(err)
+		}
+		cm, docs := log.snapshot()
+		return cost{cm, docs}
+	}
+	history := func(byID bool) func(thread, tip string) error {
+		return func(thread, tip string) error {
+			cfg := spec.Config{ThreadID: thread}
+			if byID {
+				cfg.CheckpointID = tip
+			}
+			h, err := s.DeltaHistory(ctx, cfg, []string{"msgs"})
+			if err == nil && (len(h["msgs"].Writes) != 4 || !h["msgs"].HasSeed) {
+				err = fmt.Errorf("history %#v, want a seed and 4 writes", h["msgs"])
+			}
+			return err
+		}
+	}
+	measure(t, 5, history(false)) // the client's first read probes the server (union.go)
+	for _, c := range []struct {
+		name string
+		call func(thread, tip string) error
+	}{
+		{"DeltaHistory latest", history(false)},
+		{"DeltaHistory by ID", history(true)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			short, long := measure(t, 50, c.call), measure(t, 300, c.call)
+			t.Logf("thread of 50: %v, docs %v", short.commands, short.docs)
+			t.Logf("thread of 300: %v, docs %v", long.commands, long.docs)
+			if !maps.Equal(short.commands, long.commands) {
+				t.Errorf("commands: %v for a thread of 50, %v for one of 300", short.commands, long.commands)
+			}
+			if !maps.Equal(short.docs, long.docs) {
+				t.Errorf("documents read: %v for a thread of 50, %v for one of 300", short.docs, long.docs)
+			}
+			if got := short.docs[mongo.CheckpointsCollection]; got > 32+5 {
+				t.Errorf("%d checkpoint documents read for a chain of 4", got)
+			}
+		})
+	}
+}
+
+// TestDeleteForRunsBoundedByTail checks from the documents on the wire
+// that DeleteForRuns of the latest run reads the checkpoints from that
+// run's first on, not the thread before it, and still spares what a
+// surviving chain needs.
+func TestDeleteForRunsBoundedByTail(t *testing.T) {
+	ctx := context.Background()
+	log := newDocLog()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	s, cleanup, err := newSaver(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	// 300 checkpoints, a snapshot every 5; run "old" up to e00296, then
+	// "gone" (e00297, e00298) and "kept" (e00299), whose chain back to the
+	// snapshot at e00295 needs e00297 and e00298.
+	run := func(i int) string {
+		switch {
+		case i >= 299:
+			return "kept"
+		case i >= 297:
+			return "gone"
+		}
+		return "old"
+	}
+	savertest.BuildSteps(t, s, "tail", "", snapshotEvery(300, 5, run))
+	before := savertest.DeltaAt(t, s, spec.Config{ThreadID: "tail"}, "msgs")
+	log.reset()
+	if err := s.DeleteForRuns(ctx, []string{"gone"}); err != nil {
+		t.Fatal(err)
+	}
+	_, docs := log.snapshot()
+	t.Logf("documents read: %v", docs)
+	if got := docs[mongo.CheckpointsCollection]; got > 40 {
+		t.Errorf("DeleteForRuns of the last run read %d checkpoint documents of a 300-checkpoint thread", got)
+	}
+	savertest.ExpectDelta(t, "after DeleteForRuns", savertest.DeltaAt(t, s, spec.Config{ThreadID: "tail"}, "msgs"), before)
+	ids := savertest.IDs(t, s, "tail", "")
+	if len(ids) != 300 || !slices.Contains(ids, "e00297") {
+		t.Errorf("after DeleteForRuns: %d checkpoints, want all 300 (the run's two are on the survivor's chain)", len(ids))
+	}
+}
