@@ -252,66 +252,7 @@ func putSpecs(e *env) {
 			Expect(e.list(ctx, spec.ListOptions{ThreadID: "t"})).To(HaveLen(1))
 		})
 
-		check("[PUT-12] is not affected by mutating the maps passed to Put or those of a returned tuple", lPut, func(ctx context.Context) {
-			vals := map[string]any{"a": map[string]any{"k": []any{int64(1)}}, "b": []byte("xy")}
-			vers := spec.Versions{"a": "1", "b": "1"}
-			seen := map[string]spec.Versions{"n": {"a": "1"}}
-			meta := spec.Metadata{"m": map[string]any{"k": "v"}, "l": []any{"x"}}
-			cp := cpOf("c1", vals, vers)
-			cp.VersionsSeen = seen
-			cp.UpdatedChannels = []string{"a"}
-			e.putCP(ctx, spec.Config{ThreadID: "t"}, cp, meta, spec.Versions{"a": "1", "b": "1"})
-			wv := map[string]any{"w": "x"}
-			e.writes(ctx, spec.Config{ThreadID: "t", CheckpointID: "c1"}, "task", spec.Write{Channel: "w", Value: wv})
-			// A saver that does not store UpdatedChannels (PUT-14) has none to alias.
-			keepsUpdated := e.get(ctx, "t", "", "c1").Checkpoint.UpdatedChannels != nil
-			unchanged := func(what string) {
-				g.GinkgoHelper()
-				for _, t := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
-					expectSame(t.Checkpoint.ChannelValues, map[string]any{"a": map[string]any{"k": []any{int64(1)}}, "b": []byte("xy")}, what+": values")
-					expectSame(map[string]any(t.Metadata), map[string]any{"m": map[string]any{"k": "v"}, "l": []any{"x"}}, what+": metadata")
-					Expect(t.Checkpoint.ChannelVersions).To(Equal(spec.Versions{"a": "1", "b": "1"}), what+": versions")
-					Expect(t.Checkpoint.VersionsSeen).To(Equal(map[string]spec.Versions{"n": {"a": "1"}}), what+": versions seen")
-					if keepsUpdated {
-						Expect(t.Checkpoint.UpdatedChannels).To(Equal([]string{"a"}), what+": updated channels")
-					}
-					Expect(t.PendingWrites).To(HaveLen(1))
-					expectSame(t.PendingWrites[0].Value, map[string]any{"w": "x"}, what+": write")
-				}
-			}
-			unchanged("before any mutation")
-
-			vals["a"].(map[string]any)["k"] = "changed"
-			vals["new"] = 1
-			vals["b"].([]byte)[0] = 'Z'
-			vers["a"] = "9"
-			seen["n"]["a"] = "9"
-			meta["m"].(map[string]any)["k"] = "changed"
-			meta["l"].([]any)[0] = "changed"
-			meta["new"] = 1
-			cp.UpdatedChannels[0] = "changed"
-			wv["w"] = "changed"
-			unchanged("after mutating Put's arguments")
-
-			for _, got := range []*spec.Tuple{e.get(ctx, "t", "", "c1"), e.listFirst(ctx, spec.ListOptions{ThreadID: "t"})} {
-				got.Checkpoint.ChannelValues["a"].(map[string]any)["k"] = "changed"
-				got.Checkpoint.ChannelValues["b"].([]byte)[0] = 'Z'
-				got.Checkpoint.ChannelValues["new"] = 1
-				got.Checkpoint.ChannelVersions["a"] = "9"
-				got.Checkpoint.VersionsSeen["n"]["a"] = "9"
-				if len(got.Checkpoint.UpdatedChannels) > 0 {
-					got.Checkpoint.UpdatedChannels[0] = "changed"
-				}
-				got.Metadata["m"].(map[string]any)["k"] = "changed"
-				got.Metadata["new"] = 1
-				Expect(got.PendingWrites).To(HaveLen(1))
-				if m, ok := got.PendingWrites[0].Value.(map[string]any); ok {
-					m["w"] = "changed"
-				}
-				got.PendingWrites[0].TaskID = "changed"
-			}
-			unchanged("after mutating returned tuples")
-		})
+		isolationSpecs(e)
 
 		check("[PUT-13] returns empty, non-nil maps for nil inputs", lPut, func(ctx context.Context) {
 			e.putCP(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{V: 4, ID: "c1", TS: tsOf("c1")}, nil, nil)

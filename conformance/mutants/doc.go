@@ -71,7 +71,7 @@
 //
 // Add one register call to an init function in this package, usually in the
 // file for the area it breaks (list.go, filter.go, writes.go, get.go,
-// values.go, storage.go, meta.go, caps.go, prune.go, misc.go, delta.go; engine-driven
+// values.go, storage.go, isolation.go, meta.go, caps.go, prune.go, misc.go, delta.go; engine-driven
 // mutants go in engine_*.go files):
 //
 //	register(Mutant{
