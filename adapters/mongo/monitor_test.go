@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -18,12 +19,13 @@ import (
 )
 
 // commandLog counts the commands a client sends, by name and collection,
-// the time their successful replies took, and the server cursors left
-// open by the replies.
+// the time their successful replies took, the documents those replies
+// returned, and the server cursors left open by the replies.
 type commandLog struct {
 	mu         sync.Mutex
 	counts     map[string]int
 	took       map[string]time.Duration // by "command collection", successful replies
+	docs       map[string]int           // by "command collection": documents in cursor batches
 	openCursor map[string]int           // by "command collection": replies with a non-zero cursor id
 	coll       map[int64]string
 }
@@ -49,11 +51,27 @@ func (l *commandLog) succeeded(_ context.Context, e *event.CommandSucceededEvent
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.took[l.coll[e.RequestID]] += e.Duration
+	l.docs[l.coll[e.RequestID]] += batchLen(e.Reply)
 	if id, err := e.Reply.LookupErr("cursor", "id"); err == nil {
 		if n, ok := id.AsInt64OK(); ok && n != 0 {
 			l.openCursor[l.coll[e.RequestID]]++
 		}
 	}
+}
+
+// batchLen returns the number of documents in a reply's cursor batch
+// (firstBatch of a find or aggregate, nextBatch of a getMore), 0 for a
+// reply without one.
+func batchLen(reply bson.Raw) int {
+	for _, batch := range []string{"firstBatch", "nextBatch"} {
+		if v, err := reply.LookupErr("cursor", batch); err == nil {
+			if arr, ok := v.ArrayOK(); ok {
+				vals, _ := arr.Values()
+				return len(vals)
+			}
+		}
+	}
+	return 0
 }
 
 func (l *commandLog) monitor() *event.CommandMonitor {
@@ -62,7 +80,7 @@ func (l *commandLog) monitor() *event.CommandMonitor {
 
 func (l *commandLog) reset() {
 	l.mu.Lock()
-	l.counts, l.took, l.openCursor, l.coll = map[string]int{}, map[string]time.Duration{}, map[string]int{}, map[int64]string{}
+	l.counts, l.took, l.docs, l.openCursor, l.coll = map[string]int{}, map[string]time.Duration{}, map[string]int{}, map[string]int{}, map[int64]string{}
 	l.mu.Unlock()
 }
 
@@ -77,6 +95,14 @@ func (l *commandLog) snapshot() (counts map[string]int, took map[string]time.Dur
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.counts), maps.Clone(l.took)
+}
+
+// documents returns the documents returned so far, by "command
+// collection" (getMores under "getMore ").
+func (l *commandLog) documents() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.docs)
 }
 
 func (l *commandLog) open(key string) int {

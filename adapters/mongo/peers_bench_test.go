@@ -17,9 +17,12 @@ import (
 // waiting for the server; this shows what the server is asked and where its
 // time goes. It runs the reads of the peer workload (benchmarks.PopulatePeer:
 // Get latest and List(10)) at depths 10 and 300 and reports, per command
-// and collection, the commands sent per call ("find.checkpoints-cmds/op")
-// and their round-trip time as the driver measured it
-// ("find.checkpoints-ms/op").
+// and collection, the commands sent per call ("find.checkpoints-cmds/op"),
+// the documents their replies returned ("find.checkpoints-docs/op", from
+// the cursor batches) and their round-trip time as the driver measured it
+// ("find.checkpoints-ms/op"), and the totals per call ("cmds/op",
+// "docs/op"). The first read of a client learns whether the server has
+// $unionWith (union.go); one call before the count keeps that out.
 func BenchmarkPeersCommands(b *testing.B) {
 	ctx := context.Background()
 	log := newCommandLog()
@@ -45,6 +48,9 @@ func BenchmarkPeersCommands(b *testing.B) {
 			}
 			for _, r := range reads {
 				b.Run(r.name, func(b *testing.B) {
+					if err := r.call(ctx); err != nil {
+						b.Fatal(err)
+					}
 					log.reset()
 					calls := 0
 					for b.Loop() {
@@ -54,11 +60,19 @@ func BenchmarkPeersCommands(b *testing.B) {
 						calls++
 					}
 					counts, took := log.snapshot()
+					docs := log.documents()
+					perCall := func(n int) float64 { return float64(n) / float64(calls) }
+					cmds, returned := 0, 0
 					for key, n := range counts {
 						name := strings.ReplaceAll(strings.TrimSpace(key), " ", ".")
-						b.ReportMetric(float64(n)/float64(calls), name+"-cmds/op")
+						b.ReportMetric(perCall(n), name+"-cmds/op")
+						b.ReportMetric(perCall(docs[key]), name+"-docs/op")
 						b.ReportMetric(float64(took[key].Microseconds())/1e3/float64(calls), name+"-ms/op")
+						cmds += n
+						returned += docs[key]
 					}
+					b.ReportMetric(perCall(cmds), "cmds/op")
+					b.ReportMetric(perCall(returned), "docs/op")
 				})
 			}
 		})
