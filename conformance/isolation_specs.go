@@ -138,11 +138,13 @@ func nestedValues() map[string]any {
 
 // nestedMetadata returns, built afresh, metadata nesting lists and maps
 // several levels deep. It holds only strings: byte strings are not
-// metadata (VALUE-5), and the type of its numbers is VALUE-6's matter.
+// metadata (VALUE-5), and the type of its numbers is VALUE-6's matter. No
+// list sits directly in a list: LangGraph.js's MongoDBSaver refuses such
+// metadata, which is no PUT-12 matter.
 func nestedMetadata() spec.Metadata {
 	return spec.Metadata{
 		"m": map[string]any{"k": "v", "l": []any{map[string]any{"x": []any{"y"}}}},
-		"l": []any{"x", []any{"y", map[string]any{"z": "deep"}}},
+		"l": []any{"x", map[string]any{"y": []any{"z", map[string]any{"w": "deep"}}}},
 		"s": "top",
 	}
 }
