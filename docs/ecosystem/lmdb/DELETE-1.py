@@ -1,0 +1,15 @@
+"""DELETE-1: lmdb differs from checkpointkit's contract at call 1 (DeleteThread), exit status 1 while it does.
+1 call, shrunk from 13 recorded by checkpointkit's ci/cmd/repro."""
+
+import sys
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ecofactories.lmdb_saver import fresh as factory
+
+opened = factory()  # kept: a context manager closes the saver when collected
+saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+
+print("expected: no exception")
+saver.delete_thread("t")
+print("got:      no exception")

@@ -1,0 +1,20 @@
+"""GET-2: plainredis differs from checkpointkit's contract at call 3 (GetTuple), exit status 1 while it does.
+3 calls, shrunk from 4 recorded by checkpointkit's ci/cmd/repro."""
+
+import sys
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ecofactories.plainredis import fresh as factory
+
+opened = factory()  # kept: a context manager closes the saver when collected
+saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, {"v": 4, "id": "1f0c", "ts": "2027-09-22T18:33:33.219648Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"id": "1f0c"}, {})
+saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, {"v": 4, "id": "1f0b", "ts": "2027-09-22T18:33:33.154112Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"id": "1f0b"}, {})
+
+expected = "1f0c"
+print(f"expected: {expected!r}")
+t = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+got = t.config["configurable"].get("checkpoint_id")
+print(f"got:      {got!r}")
+sys.exit(0 if got == expected and type(got) is type(expected) else 1)
