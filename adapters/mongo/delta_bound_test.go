@@ -5,81 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
-
-	"go.mongodb.org/mongo-driver/v2/event"
-	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/checkpointkit/checkpointkit/adapters/internal/savertest"
 	"github.com/checkpointkit/checkpointkit/adapters/mongo"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
-
-// docLog counts the commands a client sends and the documents their
-// replies carry, by "command collection" (getMore under its collection).
-type docLog struct {
-	mu       sync.Mutex
-	commands map[string]int
-	docs     map[string]int
-	keys     map[int64]string
-}
-
-func newDocLog() *docLog {
-	l := &docLog{}
-	l.reset()
-	return l
-}
-
-func (l *docLog) reset() {
-	l.mu.Lock()
-	l.commands, l.docs, l.keys = map[string]int{}, map[string]int{}, map[int64]string{}
-	l.mu.Unlock()
-}
-
-func (l *docLog) monitor() *event.CommandMonitor {
-	return &event.CommandMonitor{
-		Started: func(_ context.Context, e *event.CommandStartedEvent) {
-			field := e.CommandName
-			if field == "getMore" {
-				field = "collection"
-			}
-			coll := ""
-			if v, err := e.Command.LookupErr(field); err == nil {
-				coll, _ = v.StringValueOK()
-			}
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			key := e.CommandName + " " + coll
-			l.commands[key]++
-			l.keys[e.RequestID] = key
-		},
-		Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) {
-			n := 0
-			for _, batch := range []string{"firstBatch", "nextBatch"} {
-				if v, err := e.Reply.LookupErr("cursor", batch); err == nil {
-					if arr, ok := v.ArrayOK(); ok {
-						vals, _ := arr.Values()
-						n += len(vals)
-					}
-				}
-			}
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			key := l.keys[e.RequestID]
-			_, coll, _ := strings.Cut(key, " ")
-			l.docs[coll] += n
-		},
-	}
-}
-
-func (l *docLog) snapshot() (commands, docs map[string]int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.commands), maps.Clone(l.docs)
-}
 
 // snapshotEvery returns the steps of a linear thread of n checkpoints, a
 // snapshot of msgs every every checkpoints and the engines' counters in
@@ -111,13 +42,8 @@ func snapshotEvery(n, every int, runs func(i int) string) []savertest.Step {
 // the same way, deltaKeep.)
 func TestDeltaBoundedByThread(t *testing.T) {
 	ctx := context.Background()
-	log := newDocLog()
-	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
-	s, cleanup, err := newSaver(ctx, c)
+	log := newCommandLog()
+	s, cleanup, err := newSaver(ctx, monitoredClient(t, log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +58,8 @@ func TestDeltaBoundedByThread(t *testing.T) {
 		if err := call(thread, fmt.Sprintf("e%05d", n-1)); err != nil {
 			t.Fatal(err)
 		}
-		cm, docs := log.snapshot()
-		return cost{cm, docs}
+		cm, _ := log.snapshot()
+		return cost{cm, log.documentsByCollection()}
 	}
 	history := func(byID bool) func(thread, tip string) error {
 		return func(thread, tip string) error {
@@ -148,7 +74,7 @@ func TestDeltaBoundedByThread(t *testing.T) {
 			return err
 		}
 	}
-	measure(t, 5, history(false)) // the client's first read probes the server (union.go)
+	measure(t, 5, history(false)) // warm-up: the client connects and the saver's setup is done
 	for _, c := range []struct {
 		name string
 		call func(thread, tip string) error
@@ -179,13 +105,8 @@ func TestDeltaBoundedByThread(t *testing.T) {
 // surviving chain needs.
 func TestDeleteForRunsBoundedByTail(t *testing.T) {
 	ctx := context.Background()
-	log := newDocLog()
-	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(t)).SetMonitor(log.monitor()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
-	s, cleanup, err := newSaver(ctx, c)
+	log := newCommandLog()
+	s, cleanup, err := newSaver(ctx, monitoredClient(t, log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +129,7 @@ func TestDeleteForRunsBoundedByTail(t *testing.T) {
 	if err := s.DeleteForRuns(ctx, []string{"gone"}); err != nil {
 		t.Fatal(err)
 	}
-	_, docs := log.snapshot()
+	docs := log.documentsByCollection()
 	t.Logf("documents read: %v", docs)
 	if got := docs[mongo.CheckpointsCollection]; got > 40 {
 		t.Errorf("DeleteForRuns of the last run read %d checkpoint documents of a 300-checkpoint thread", got)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,8 +38,14 @@ func newCommandLog() *commandLog {
 }
 
 func (l *commandLog) started(_ context.Context, e *event.CommandStartedEvent) {
+	// A getMore names its collection in "collection"; other commands in
+	// the field named after them.
+	field := e.CommandName
+	if field == "getMore" {
+		field = "collection"
+	}
 	coll := ""
-	if v, err := e.Command.LookupErr(e.CommandName); err == nil {
+	if v, err := e.Command.LookupErr(field); err == nil {
 		coll, _ = v.StringValueOK()
 	}
 	l.mu.Lock()
@@ -98,11 +105,36 @@ func (l *commandLog) snapshot() (counts map[string]int, took map[string]time.Dur
 }
 
 // documents returns the documents returned so far, by "command
-// collection" (getMores under "getMore ").
+// collection".
 func (l *commandLog) documents() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.docs)
+}
+
+// documentsByCollection returns the documents returned so far, by
+// collection, whatever the command (find, aggregate or getMore).
+func (l *commandLog) documentsByCollection() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for key, n := range l.docs {
+		_, coll, _ := strings.Cut(key, " ")
+		out[coll] += n
+	}
+	return out
+}
+
+// monitoredClient connects a client whose commands log records, closed
+// when the test ends.
+func monitoredClient(tb testing.TB, log *commandLog) *mongodrv.Client {
+	tb.Helper()
+	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(tb)).SetMonitor(log.monitor()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	return c
 }
 
 func (l *commandLog) open(key string) int {

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
 )
 
@@ -21,16 +18,12 @@ import (
 // the documents their replies returned ("find.checkpoints-docs/op", from
 // the cursor batches) and their round-trip time as the driver measured it
 // ("find.checkpoints-ms/op"), and the totals per call ("cmds/op",
-// "docs/op"). The first read of a client learns whether the server has
-// $unionWith (union.go); one call before the count keeps that out.
+// "docs/op"). One call before the count keeps the client's connecting
+// out of it.
 func BenchmarkPeersCommands(b *testing.B) {
 	ctx := context.Background()
 	log := newCommandLog()
-	c, err := mongodrv.Connect(options.Client().ApplyURI(testURI(b)).SetMonitor(log.monitor()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	c := monitoredClient(b, log)
 	for _, depth := range []int{10, 300} {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
 			s, cleanup, err := newSaver(ctx, c)

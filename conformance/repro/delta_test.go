@@ -307,20 +307,7 @@ func TestJSSnippetShowsADeltaHistoryDifference(t *testing.T) {
 		{newest, "toy-newest-first", 1, writes + "3', 'm', 'by task-3' ], [ 'task-2', 'm', 'by task-2' ] ]\n"},
 		{stops, "memory", 0, seed},
 	} {
-		src, err := tc.r.JS(tc.kind, tc.kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lines := strings.Count(src, "\n"); lines > 30 {
-			t.Errorf("%s: the snippet has %d lines, want at most 30:\n%s", tc.kind, lines, src)
-		}
-		file := filepath.Join(dir, "repro.mjs")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(node, file)
-		cmd.Dir = dir
-		out, status := run(t, cmd)
+		src, out, status := runJSSnippet(t, node, dir, tc.r, tc.kind)
 		if status != tc.status || !strings.Contains(out, tc.says) {
 			t.Errorf("%s: status %d, output:\n%s\nwant status %d and %q\nsnippet:\n%s", tc.kind, status, out, tc.status, tc.says, src)
 		}

@@ -2,7 +2,6 @@ package repro
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,29 +55,31 @@ func TestJSSnippetShowsTheDifference(t *testing.T) {
 		{"toy-nolimit", 1, want + "got:      [\n"},
 		{"memory", 0, want + "got:      [ '" + cpID(5) + "' ]\n"},
 	} {
-		src, err := r.JS(tc.kind, tc.kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lines := strings.Count(src, "\n"); lines > 30 {
-			t.Errorf("%s: the snippet has %d lines, want at most 30:\n%s", tc.kind, lines, src)
-		}
-		file := filepath.Join(dir, "repro.mjs")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(node, file)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		status := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			status = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if status != tc.status || !strings.Contains(string(out), tc.says) {
+		src, out, status := runJSSnippet(t, node, dir, r, tc.kind)
+		if status != tc.status || !strings.Contains(out, tc.says) {
 			t.Errorf("%s: status %d, output:\n%s\nwant status %d and %q\nsnippet:\n%s", tc.kind, status, out, tc.status, tc.says, src)
 		}
 	}
+}
+
+// runJSSnippet writes r's JS snippet for the saver kind into dir, checks
+// that it is short, runs it with node and returns it with its output and
+// exit status.
+func runJSSnippet(t *testing.T, node, dir string, r *Repro, kind string) (src, out string, status int) {
+	t.Helper()
+	src, err := r.JS(kind, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(src, "\n"); lines > 30 {
+		t.Errorf("%s: the snippet has %d lines, want at most 30:\n%s", kind, lines, src)
+	}
+	file := filepath.Join(dir, "repro.mjs")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, file)
+	cmd.Dir = dir
+	out, status = run(t, cmd)
+	return src, out, status
 }
