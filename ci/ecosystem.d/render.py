@@ -174,7 +174,7 @@ def render(results_dir: Path | None = None, doc: Path = DOC, verdicts_file: Path
         + f"; {len(full)} at LangGraph core FULL"
         + (f" ({', '.join(full)})" if full else "")
         + f"; {bugs} bugs found in the savers' sources behind their root causes (distinct per saver).**"
-        f" Suite time of the full run (every row below but the slow ones, one saver at a time): {total / 60:.1f} minutes.",
+        f" Suite time of the full run (every row below{' but the slow ones' if slow else ''}, one saver at a time): {total / 60:.1f} minutes.",
         "",
         "Levels: `FULL` every rule of the tier holds, `BASE` only optional capabilities fail,",
         "`PARTIAL` some required rule fails, `NONE` nothing works (README, *Reading the verdict*).",
