@@ -321,25 +321,13 @@ func cloneHistories(hs map[string]spec.DeltaHistory) map[string]spec.DeltaHistor
 	return out
 }
 
-// cloneValue returns a deep copy of a plain value.
+// cloneValue returns a deep copy of v: spec.Normalize never shares
+// mutable memory with its input, and leaves a value of the model as it is.
+// A value outside the model (another rule's matter) is returned as it is.
 func cloneValue(v any) any {
-	switch x := v.(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = cloneValue(e)
-		}
-		return out
-	case []byte:
-		return slices.Clone(x)
-	case spec.DeltaSnapshot:
-		return spec.DeltaSnapshot{Value: cloneValue(x.Value)}
+	c, err := spec.Normalize(v)
+	if err != nil {
+		return v
 	}
-	return v
+	return c
 }

@@ -42,12 +42,7 @@ func snapshotEvery(n, every int, runs func(i int) string) []savertest.Step {
 // the same way, deltaKeep.)
 func TestDeltaBoundedByThread(t *testing.T) {
 	ctx := context.Background()
-	log := newCommandLog()
-	s, cleanup, err := newSaver(ctx, monitoredClient(t, log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	s, log := monitoredSaver(t)
 	type cost struct{ commands, docs map[string]int }
 	seq := 0
 	measure := func(t *testing.T, n int, call func(thread, tip string) error) cost {
@@ -105,12 +100,7 @@ func TestDeltaBoundedByThread(t *testing.T) {
 // surviving chain needs.
 func TestDeleteForRunsBoundedByTail(t *testing.T) {
 	ctx := context.Background()
-	log := newCommandLog()
-	s, cleanup, err := newSaver(ctx, monitoredClient(t, log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	s, log := monitoredSaver(t)
 	// 300 checkpoints, a snapshot every 5; run "old" up to e00296, then
 	// "gone" (e00297, e00298) and "kept" (e00299), whose chain back to the
 	// snapshot at e00295 needs e00297 and e00298.

@@ -23,12 +23,7 @@ func TestDelta(t *testing.T) {
 // without them.
 func TestDeltaRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	log := newCommandLog()
-	s, cleanup, err := newSaver(ctx, monitoredClient(t, log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	s, log := monitoredSaver(t)
 	total := func(m map[string]int) (n int) {
 		for _, v := range m {
 			n += v

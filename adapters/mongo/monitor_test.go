@@ -125,6 +125,19 @@ func (l *commandLog) documentsByCollection() map[string]int {
 	return out
 }
 
+// monitoredSaver returns a saver over fresh storage whose client's commands
+// the returned log records; both are released when the test ends.
+func monitoredSaver(t *testing.T) (*mongo.Saver, *commandLog) {
+	t.Helper()
+	log := newCommandLog()
+	s, cleanup, err := newSaver(context.Background(), monitoredClient(t, log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return s, log
+}
+
 // monitoredClient connects a client whose commands log records, closed
 // when the test ends.
 func monitoredClient(tb testing.TB, log *commandLog) *mongodrv.Client {

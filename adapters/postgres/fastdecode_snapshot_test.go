@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/hex"
 	"reflect"
 	"testing"
 
@@ -14,19 +13,7 @@ import (
 // the serde does.
 func TestDecodeOwnedDeltaSnapshots(t *testing.T) {
 	serde := spec.DefaultSerde()
-	vectors := append(deltavectors.Python(), deltavectors.Malformed()...)
-	for _, v := range []any{
-		spec.DeltaSnapshot{},
-		spec.DeltaSnapshot{Value: map[string]any{"l": []any{int64(1), 2.5, "s"}}},
-		[]any{spec.DeltaSnapshot{Value: spec.DeltaSnapshot{Value: []byte("bin")}}},
-	} {
-		data, err := serde.Encode(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vectors = append(vectors, deltavectors.Vector{Name: "ours", Hex: hex.EncodeToString(data)})
-	}
-	for _, v := range vectors {
+	for _, v := range deltavectors.All() {
 		data := v.Bytes()
 		want, wantErr := serde.Decode(data)
 		got, gotErr := decodeOwned(serde, data)

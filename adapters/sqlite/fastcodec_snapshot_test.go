@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"encoding/hex"
 	"reflect"
 	"testing"
 
@@ -14,15 +13,7 @@ import (
 // does, and never shares one among readers as an immutable value.
 func TestDecodeOwnedDeltaSnapshots(t *testing.T) {
 	serde := spec.DefaultSerde()
-	vectors := append(deltavectors.Python(), deltavectors.Malformed()...)
-	for _, v := range []any{spec.DeltaSnapshot{}, spec.DeltaSnapshot{Value: "s"}, spec.DeltaSnapshot{Value: []any{int64(1)}}} {
-		data, err := serde.Encode(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vectors = append(vectors, deltavectors.Vector{Name: "ours", Hex: hex.EncodeToString(data)})
-	}
-	for _, v := range vectors {
+	for _, v := range deltavectors.All() {
 		data := v.Bytes()
 		want, wantErr := serde.Decode(data)
 		got, gotErr := decodeOwned(serde, data)

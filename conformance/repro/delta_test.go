@@ -273,21 +273,7 @@ export class NewestFirstSaver extends MemorySaver {
 `
 
 func TestJSSnippetShowsADeltaHistoryDifference(t *testing.T) {
-	modules, err := filepath.Abs(filepath.Join("..", "..", "bridge", "js", "node_modules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph-checkpoint")); err != nil {
-		t.Fatalf("LangGraph.js is not installed (npm ci in bridge/js): %v", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	node, dir := jsDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "toydelta.mjs"), []byte(toyJSDeltaSavers), 0o644); err != nil {
 		t.Fatal(err)
 	}

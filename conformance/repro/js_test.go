@@ -21,26 +21,12 @@ export class NoLimitSaver extends MemorySaver {
 `
 
 func TestJSSnippetShowsTheDifference(t *testing.T) {
-	modules, err := filepath.Abs(filepath.Join("..", "..", "bridge", "js", "node_modules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph-checkpoint")); err != nil {
-		t.Fatalf("LangGraph.js is not installed (npm ci in bridge/js): %v", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, dir := jsDir(t)
 	r, err := Minimize(context.Background(), openNoLimit, Reference, busySequence(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Rule = "LIST-LIMIT-1"
-	dir := t.TempDir()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(dir, "toysavers.mjs"), []byte(toyJSSavers), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -82,4 +68,25 @@ func runJSSnippet(t *testing.T, node, dir string, r *Repro, kind string) (src, o
 	cmd.Dir = dir
 	out, status = run(t, cmd)
 	return src, out, status
+}
+
+// jsDir returns node and a temporary folder whose node_modules is
+// bridge/js's, where LangGraph.js is installed.
+func jsDir(t *testing.T) (node, dir string) {
+	t.Helper()
+	modules, err := filepath.Abs(filepath.Join("..", "..", "bridge", "js", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph-checkpoint")); err != nil {
+		t.Fatalf("LangGraph.js is not installed (npm ci in bridge/js): %v", err)
+	}
+	if node, err = exec.LookPath("node"); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return node, dir
 }

@@ -68,3 +68,29 @@ func Malformed() []Vector {
 		{Name: "truncated length", Hex: "c807"},
 	}
 }
+
+// Ours returns snapshots as [spec.MsgpackSerde] encodes them: empty, a
+// scalar, a list, a map of mixed values, and a snapshot of a snapshot of
+// bytes inside a list.
+func Ours() []Vector {
+	var out []Vector
+	for _, v := range []any{
+		spec.DeltaSnapshot{},
+		spec.DeltaSnapshot{Value: "s"},
+		spec.DeltaSnapshot{Value: []any{int64(1)}},
+		spec.DeltaSnapshot{Value: map[string]any{"l": []any{int64(1), 2.5, "s"}}},
+		[]any{spec.DeltaSnapshot{Value: spec.DeltaSnapshot{Value: []byte("bin")}}},
+	} {
+		data, err := spec.DefaultSerde().Encode(v)
+		if err != nil {
+			panic("deltavectors: encoding our own snapshot: " + err.Error())
+		}
+		out = append(out, Vector{Name: "ours", Hex: hex.EncodeToString(data), Want: v})
+	}
+	return out
+}
+
+// All returns the vectors of Python, Malformed and Ours.
+func All() []Vector {
+	return append(append(Python(), Malformed()...), Ours()...)
+}
