@@ -89,6 +89,10 @@ func newCheck(d *Divergence) check {
 			gh = nil
 		}
 		return check{part: historyDiff(w.Histories, gh, w.Channels)}
+	case trace.MethodNextVersion:
+		// The snippet checks the property (greater than the current
+		// version), never the reference's spelling.
+		return check{part: part{area: "version"}}
 	}
 	return check{none: true}
 }

@@ -208,13 +208,7 @@ func run(t *testing.T, cmd *exec.Cmd) (string, int) {
 }
 
 func TestPythonSnippetShowsADeltaHistoryDifference(t *testing.T) {
-	py, err := filepath.Abs(filepath.Join("..", "..", "bridge", "python", ".venv", "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("LangGraph Python is not installed (source ci/lib/backends.bash; ck_install_lgpy): %v", err)
-	}
+	py := pythonBin(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "toydelta.py"), []byte(toyDeltaSavers), 0o644); err != nil {
 		t.Fatal(err)

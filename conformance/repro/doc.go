@@ -10,7 +10,9 @@
 //   - [RecordRules] runs the suite's specs that cite given rules (a Ginkgo
 //     focus through [conformance.Describe], the suite's own entry point)
 //     with every saver it opens wrapped in refengine/trace's recorder, and
-//     keeps the calls of each failed spec;
+//     keeps the calls of each failed spec, the versions the saver minted
+//     included: a replay mints its own on the saver it replays on, so a
+//     saver whose versions collide across forks (VERSION-2) shows it;
 //   - [Minimize] replays a recorded sequence on a fresh saver and on a
 //     fresh reference (checkpointkit's memory adapter), compares the two
 //     with trace.Replay's rules (the contract's: timestamps as given,

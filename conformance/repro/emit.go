@@ -2,6 +2,7 @@ package repro
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
@@ -30,7 +31,7 @@ func CheckTrace(ctx context.Context, saver Opener, data []byte) (*trace.ReplayEr
 		defer cleanup()
 	}
 	err = trace.Replay(ctx, s, calls)
-	if re, ok := err.(*trace.ReplayError); ok {
+	if re := (*trace.ReplayError)(nil); errors.As(err, &re) {
 		return re, nil
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
+	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // jsSaver opens and closes one of LangGraph.js's savers as
@@ -61,6 +62,7 @@ func (r *Repro) JS(kind, title string) (string, error) {
 	}
 	d := r.Divergence
 	chk := newCheck(d)
+	l := javascript.withMinted(r.Calls)
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s: %s at call %d (%s), exit status 1 while it does.\n", r.Rule, title, d.Index+1, d.Method)
 	fmt.Fprintf(&b, "// %s, shrunk from %d recorded by checkpointkit's ci/cmd/repro. Run with node from bridge/js.\n", calls(len(r.Calls)), r.Recorded)
@@ -70,21 +72,25 @@ func (r *Repro) JS(kind, title string) (string, error) {
 	var body strings.Builder
 	for i, c := range r.Calls {
 		if i == d.Index {
-			jsLast(&body, c, chk)
+			jsLast(&body, l, c, chk)
 			break
+		}
+		if c.Method == trace.MethodNextVersion {
+			fmt.Fprintf(&body, "const %s = %s;\n", l.minted[c.Version], jsCall(l, c))
+			continue
 		}
 		if c.Err != "" && !(c.Method == trace.MethodGetTuple && c.NotFound) {
 			if c.Method == trace.MethodList {
 				fmt.Fprintf(&body, "try { for await (const _ of saver.list(%s)); } catch {} // the contract expects an error\n", jsListArgs(c))
 			} else {
-				fmt.Fprintf(&body, "await %s.catch(() => {}); // the contract expects an error\n", jsCall(c))
+				fmt.Fprintf(&body, "await %s.catch(() => {}); // the contract expects an error\n", jsCall(l, c))
 			}
 			continue
 		}
 		if c.Method == trace.MethodList {
 			fmt.Fprintf(&body, "for await (const _ of saver.list(%s));\n", jsListArgs(c))
 		} else {
-			fmt.Fprintf(&body, "await %s;\n", jsCall(c))
+			fmt.Fprintf(&body, "await %s;\n", jsCall(l, c))
 		}
 	}
 	b.WriteString(s.imports + "\n")
@@ -100,8 +106,7 @@ func (r *Repro) JS(kind, title string) (string, error) {
 
 // jsCall writes c as an expression (Put, PutWrites, GetTuple, DeleteThread,
 // a delta history read).
-func jsCall(c trace.Call) string {
-	l := javascript
+func jsCall(l lang, c trace.Call) string {
 	switch c.Method {
 	case trace.MethodPut:
 		return fmt.Sprintf("saver.put(%s, %s, %s, %s)", l.config(c.Config), l.checkpoint(c.Checkpoint), l.value(anyMap(c.Metadata)), l.versions(c.NewVersions))
@@ -119,14 +124,22 @@ func jsCall(c trace.Call) string {
 		return fmt.Sprintf("saver.deleteThread(%q)", c.ThreadID)
 	case trace.MethodDeltaHistory:
 		return jsHistoryCall(c)
+	case trace.MethodNextVersion:
+		return fmt.Sprintf("saver.getNextVersion(%s)", jsCurrent(l, c.Current))
 	}
 	return "Promise.resolve() /* " + c.Method + " cannot be written */"
 }
 
 // jsLast writes the differing call and the comparison chk chose.
-func jsLast(b *strings.Builder, c trace.Call, chk check) {
+func jsLast(b *strings.Builder, l lang, c trace.Call, chk check) {
 	b.WriteString("\n")
-	call := "await " + jsCall(c)
+	if c.Method == trace.MethodNextVersion {
+		fmt.Fprintf(b, "const current = %s;\nconsole.log(\"expected: a version greater than\", current);\n", jsCurrent(l, c.Current))
+		b.WriteString("const got = saver.getNextVersion(current);\nconsole.log(\"got:     \", got);\n")
+		b.WriteString("process.exitCode = current === undefined || got > current ? 0 : 1;\n")
+		return
+	}
+	call := "await " + jsCall(l, c)
 	if c.Method == trace.MethodList {
 		call = fmt.Sprintf("for await (const _ of saver.list(%s));", jsListArgs(c))
 	}
@@ -140,7 +153,7 @@ func jsLast(b *strings.Builder, c trace.Call, chk check) {
 		fmt.Fprintf(b, "console.log(\"expected: no error\");\n%s\nconsole.log(\"got:      no error\");\n", strings.TrimSuffix(call, ";")+";")
 		return
 	}
-	fmt.Fprintf(b, "const expected = %s;\nconsole.log(\"expected:\", expected);\n", javascript.expected(chk, c))
+	fmt.Fprintf(b, "const expected = %s;\nconsole.log(\"expected:\", expected);\n", l.expected(chk, c))
 	switch c.Method {
 	case trace.MethodPut:
 		fmt.Fprintf(b, "const got = (%s).configurable.%s;\n", call, chk.part.key)
@@ -209,4 +222,12 @@ func jsListArgs(c trace.Call) string {
 		opts = append(opts, fmt.Sprintf("limit: %d", o.Limit))
 	}
 	return "{ configurable: { " + strings.Join(parts, ", ") + " } }, { " + strings.Join(opts, ", ") + " }"
+}
+
+// jsCurrent writes getNextVersion's argument: undefined for no version.
+func jsCurrent(l lang, v spec.Version) string {
+	if v == "" {
+		return "undefined"
+	}
+	return l.versionLit(v, false)
 }

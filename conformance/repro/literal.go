@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/checkpointkit/checkpointkit/refengine/trace"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -23,6 +24,42 @@ type lang struct {
 	// snapshot wraps a written value in the runtime's delta snapshot type
 	// (spec.DeltaSnapshot).
 	snapshot string
+	// minted names the variables holding the versions a snippet's
+	// NextVersion calls minted (see withMinted).
+	minted map[spec.Version]string
+}
+
+// withMinted returns l writing each version that a NextVersion call of
+// calls minted as the variable the snippet keeps it in ("v1", "v2", ...
+// in the order minted), so that the snippet puts and expects the versions
+// its own saver minted, as an engine would, and not the reference's.
+func (l lang) withMinted(calls []trace.Call) lang {
+	l.minted = nil
+	for _, c := range calls {
+		if c.Method != trace.MethodNextVersion {
+			continue
+		}
+		if l.minted == nil {
+			l.minted = map[spec.Version]string{}
+		}
+		if _, ok := l.minted[c.Version]; !ok {
+			l.minted[c.Version] = fmt.Sprintf("v%d", len(l.minted)+1)
+		}
+	}
+	return l
+}
+
+// versionLit writes v: the variable holding it when the snippet minted
+// it, else a literal; current is true for NextVersion's argument, where
+// no version ("") is the runtime's null.
+func (l lang) versionLit(v spec.Version, current bool) string {
+	if name, ok := l.minted[v]; ok {
+		return name
+	}
+	if current && v == "" {
+		return l.null
+	}
+	return l.version(v)
 }
 
 var python = lang{
@@ -148,7 +185,7 @@ func (l lang) versions(vs spec.Versions) string {
 	for k, v := range vs {
 		m[k] = v
 	}
-	return l.object(m, func(v any) string { return l.version(v.(spec.Version)) })
+	return l.object(m, func(v any) string { return l.versionLit(v.(spec.Version), false) })
 }
 
 // checkpoint writes a checkpoint as LangGraph's dict / object.

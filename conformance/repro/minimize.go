@@ -55,8 +55,8 @@ func (d *Divergence) Kind() string {
 // Diverge replays the arguments of calls on a fresh reference and on a fresh
 // saver and returns the reference's recording (the calls with the results
 // the contract expects) and every call at which the saver's result differs,
-// in order. Each call is compared on its own (trace.Replay of that one
-// call), so the replay goes on past a difference: a read that differs
+// in order. Each call is compared on its own (trace.Replayer.Next), so the
+// replay goes on past a difference: a read that differs
 // changes nothing, and the spec that recorded calls failed at or after its
 // last difference, not necessarily its first (a fixture's listing may
 // differ as a LangGraph saver is allowed to).
@@ -72,10 +72,11 @@ func Diverge(ctx context.Context, saver, ref Opener, calls []trace.Call) ([]trac
 	if cleanup != nil {
 		defer cleanup()
 	}
-	rec := trace.Record(s)
+	rec := trace.Record(s, trace.WithNextVersion())
+	rp := trace.NewReplayer(rec, trace.ReplayOptions{})
 	var out []*Divergence
 	for i := range want {
-		rerr := trace.Replay(ctx, rec, want[i:i+1])
+		rerr := rp.Next(ctx, want[i])
 		if rerr == nil {
 			continue
 		}
@@ -107,7 +108,8 @@ func firstOfKind(ds []*Divergence, kind string) *Divergence {
 // Expected issues the arguments of calls, in order, on a fresh saver from
 // ref and returns its recording: the same calls with the reference's
 // results. A List the recorded consumer stopped early stops after as many
-// tuples.
+// tuples; a NextVersion call mints the reference's own version, which later
+// calls use in place of the recorded one.
 func Expected(ctx context.Context, ref Opener, calls []trace.Call) ([]trace.Call, error) {
 	s, cleanup, err := ref(ctx)
 	if err != nil {
@@ -116,49 +118,14 @@ func Expected(ctx context.Context, ref Opener, calls []trace.Call) ([]trace.Call
 	if cleanup != nil {
 		defer cleanup()
 	}
-	rec := trace.Record(s)
+	rec := trace.Record(s, trace.WithNextVersion())
+	rp := trace.NewReplayer(rec, trace.ReplayOptions{})
 	for i, c := range calls {
-		if err := issue(ctx, rec, c); err != nil {
+		if err := rp.Issue(ctx, c); err != nil {
 			return nil, fmt.Errorf("repro: call %d: %w", i, err)
 		}
 	}
 	return rec.Calls(), nil
-}
-
-// issue makes one call with c's arguments; the saver's own error is its
-// result, not a failure of issue.
-func issue(ctx context.Context, s spec.Saver, c trace.Call) error {
-	switch c.Method {
-	case trace.MethodPut:
-		if c.Checkpoint == nil {
-			return errors.New("a Put without a checkpoint")
-		}
-		_, _ = s.Put(ctx, c.Config, *c.Checkpoint, c.Metadata, c.NewVersions)
-	case trace.MethodPutWrites:
-		_ = s.PutWrites(ctx, c.Config, c.Writes, c.TaskID, c.TaskPath)
-	case trace.MethodGetTuple:
-		_, _ = s.GetTuple(ctx, c.Config)
-	case trace.MethodList:
-		if c.List == nil {
-			return errors.New("a List without options")
-		}
-		n := 0
-		for _, err := range s.List(ctx, *c.List) {
-			n++
-			if err != nil || (c.Stopped && n >= len(c.Tuples)) {
-				break
-			}
-		}
-	case trace.MethodDeleteThread:
-		_ = s.DeleteThread(ctx, c.ThreadID)
-	case trace.MethodDeltaHistory:
-		// Through s's own history read when it has one: a trace.Recorder
-		// records it as one call.
-		_, _ = spec.ReadDeltaHistory(ctx, s, c.Config, c.Channels)
-	default:
-		return fmt.Errorf("method %q cannot be replayed", c.Method)
-	}
-	return nil
 }
 
 // Repro is a minimal reproduction of a difference from the reference.
@@ -181,10 +148,13 @@ type Repro struct {
 // whole sequence (the one nearest to where the recording spec failed). It
 // returns ErrNotReproduced when the whole sequence's replay agrees with the
 // reference. budget bounds the replays ([DefaultBudget] when <= 0).
+// Versions the recording saver minted twice are told apart first (see
+// distinctMints), so that the reference mints one version per mint.
 func Minimize(ctx context.Context, saver, ref Opener, calls []trace.Call, budget int) (*Repro, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
+	calls = distinctMints(calls)
 	want, ds, err := Diverge(ctx, saver, ref, calls)
 	if err != nil {
 		return nil, err
@@ -196,8 +166,9 @@ func Minimize(ctx context.Context, saver, ref Opener, calls []trace.Call, budget
 	d := firstOfKind(ds, kind)
 	r := &Repro{Calls: want[:d.Index+1], Divergence: d, Recorded: len(calls), Runs: 1}
 	var ferr error
+	minted := mintedVersions(calls)
 	Shrink(calls[:d.Index+1], budget, func(cand []trace.Call) ([]trace.Call, bool) {
-		if ferr != nil || ctx.Err() != nil {
+		if ferr != nil || ctx.Err() != nil || !keepsMints(cand, minted) {
 			return nil, false
 		}
 		r.Runs++

@@ -31,7 +31,7 @@ func (r *Repro) Python(o PythonOptions) string {
 	mod, fn, _ := strings.Cut(o.Factory, ":")
 	d := r.Divergence
 	chk := newCheck(d)
-	p := &pyWriter{async: o.Async}
+	p := &pyWriter{async: o.Async, l: python.withMinted(r.Calls)}
 	if o.Async {
 		p.indent = "    "
 	}
@@ -87,6 +87,7 @@ func (r *Repro) Python(o PythonOptions) string {
 // pyWriter writes the calls of a Python snippet.
 type pyWriter struct {
 	b                strings.Builder
+	l                lang
 	async            bool
 	indent           string
 	suppress, islice bool
@@ -108,7 +109,7 @@ func (p *pyWriter) exit(status string) {
 // call writes c as an expression (Put, PutWrites, GetTuple, DeleteThread,
 // a delta history read).
 func (p *pyWriter) call(c trace.Call) string {
-	l := python
+	l := p.l
 	a, aw := "", ""
 	if p.async {
 		a, aw = "a", "await "
@@ -128,6 +129,9 @@ func (p *pyWriter) call(c trace.Call) string {
 		return fmt.Sprintf("%ssaver.%sdelete_thread(%q)", aw, a, c.ThreadID)
 	case trace.MethodDeltaHistory:
 		return pyHistoryCall(c, p.async)
+	case trace.MethodNextVersion:
+		// LangGraph's get_next_version is synchronous on every saver.
+		return fmt.Sprintf("saver.get_next_version(%s, None)", l.versionLit(c.Current, true))
 	}
 	return "None  # " + c.Method + " cannot be written"
 }
@@ -164,9 +168,12 @@ func (p *pyWriter) step(c trace.Call) {
 		p.indent += "    "
 		defer func() { p.indent = p.indent[:len(p.indent)-4] }()
 	}
-	if c.Method == trace.MethodList {
+	switch c.Method {
+	case trace.MethodList:
 		p.list(c, "_")
-	} else {
+	case trace.MethodNextVersion:
+		p.line("%s = %s", p.l.minted[c.Version], p.call(c))
+	default:
 		p.line("%s", p.call(c))
 	}
 }
@@ -202,7 +209,15 @@ func (p *pyWriter) last(c trace.Call, chk check) {
 		}
 		return
 	}
-	p.line("expected = %s", python.expected(chk, c))
+	if c.Method == trace.MethodNextVersion {
+		p.line("current = %s", p.l.versionLit(c.Current, true))
+		p.line("print(f\"expected: a version greater than {current!r}\")")
+		p.line("got = saver.get_next_version(current, None)")
+		p.line("print(f\"got:      {got!r}\")")
+		p.exit("0 if current is None or got > current else 1")
+		return
+	}
+	p.line("expected = %s", p.l.expected(chk, c))
 	p.line("print(f\"expected: {expected!r}\")")
 	switch c.Method {
 	case trace.MethodPut:

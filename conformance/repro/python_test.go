@@ -37,13 +37,7 @@ def correct():
 `
 
 func TestPythonSnippetShowsTheDifference(t *testing.T) {
-	py, err := filepath.Abs(filepath.Join("..", "..", "bridge", "python", ".venv", "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("LangGraph Python is not installed (source ci/lib/backends.bash; ck_install_lgpy): %v", err)
-	}
+	py := pythonBin(t)
 	r, err := Minimize(context.Background(), openNoLimit, Reference, busySequence(t), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -86,4 +80,17 @@ func TestPythonSnippetShowsTheDifference(t *testing.T) {
 			t.Errorf("%s (async %v): status %d, output:\n%s\nwant status %d and %q\nsnippet:\n%s", tc.factory, tc.async, status, out, tc.status, tc.says, src)
 		}
 	}
+}
+
+// pythonBin returns the venv's python, where LangGraph Python is installed.
+func pythonBin(t *testing.T) string {
+	t.Helper()
+	py, err := filepath.Abs(filepath.Join("..", "..", "bridge", "python", ".venv", "bin", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("LangGraph Python is not installed (source ci/lib/backends.bash; ck_install_lgpy): %v", err)
+	}
+	return py
 }

@@ -35,7 +35,9 @@ var citation = regexp.MustCompile(`\[([A-Z]+(?:-[A-Z]+)*-[0-9]+)\]`)
 
 // RecordRules runs the conformance suite's specs that cite one of rules
 // (a Ginkgo focus on "[RULE]") on the savers open gives, each wrapped in a
-// trace.Recorder, and returns the specs that failed with their calls. It
+// trace.Recorder that also records the versions the saver mints
+// (trace.WithNextVersion), and returns the specs that failed with their
+// calls. It
 // registers the suite with conformance.Describe under the harness name
 // name and calls Ginkgo's RunSpecs with t, so it can run once per process
 // and not inside another Ginkgo suite. The conformance report is printed
@@ -68,7 +70,7 @@ func RecordRules(t g.GinkgoTestingT, name string, open Opener, rules []string) (
 			if err != nil {
 				return nil, nil, err
 			}
-			r := trace.Record(s)
+			r := trace.Record(s, trace.WithNextVersion())
 			mu.Lock()
 			opened = append(opened, r)
 			mu.Unlock()

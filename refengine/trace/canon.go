@@ -271,6 +271,10 @@ func (c *canon) call(call *Call) {
 		c.tuple(t)
 	}
 	c.histories(call.Histories)
+	if call.Method == MethodNextVersion {
+		call.Current = spec.Version("v" + versionCounter(call.Current))
+		call.Version = spec.Version("v" + versionCounter(call.Version))
+	}
 	if call.NotFound {
 		call.Err = ""
 	} else if call.Err != "" {

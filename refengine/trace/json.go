@@ -71,6 +71,8 @@ type jsonCall struct {
 	Tuples      []jsonTuple       `json:"tuples,omitempty"`
 	Channels    []string          `json:"channels,omitempty"`
 	Histories   map[string]any    `json:"histories,omitempty"`
+	Current     *string           `json:"current,omitempty"`
+	Version     string            `json:"version,omitempty"`
 	Stopped     bool              `json:"stopped,omitempty"`
 	Err         string            `json:"error,omitempty"`
 	NotFound    bool              `json:"not_found,omitempty"`
@@ -207,6 +209,9 @@ func Marshal(calls []Call) ([]byte, error) {
 			if c.Histories != nil {
 				jc.Histories = toJSONHistories(c.Histories)
 			}
+		case MethodNextVersion:
+			cur := string(c.Current)
+			jc.Current, jc.Version = &cur, string(c.Version)
 		default:
 			return nil, fmt.Errorf("trace: unknown method %q", c.Method)
 		}
@@ -278,6 +283,11 @@ func Unmarshal(data []byte) ([]Call, error) {
 				}
 				c.Histories = hs
 			}
+		case MethodNextVersion:
+			if jc.Current == nil || jc.Version == "" {
+				return nil, fmt.Errorf("trace: call %d: NextVersion without its current or minted version", i)
+			}
+			c.Current, c.Version = spec.Version(*jc.Current), spec.Version(jc.Version)
 		default:
 			return nil, fmt.Errorf("trace: call %d: unknown method %q", i, jc.Method)
 		}

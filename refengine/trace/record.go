@@ -21,6 +21,10 @@ const (
 	// (spec.DeltaHistoryReader; LangGraph Python's
 	// get_delta_channel_history).
 	MethodDeltaHistory = "delta_history"
+	// MethodNextVersion is a version minted by the saver's
+	// spec.VersionGenerator (LangGraph's get_next_version), recorded only
+	// by a Recorder made with [WithNextVersion].
+	MethodNextVersion = "NextVersion"
 )
 
 // Call is one recorded saver call: the method, its arguments and its
@@ -44,6 +48,10 @@ type Call struct {
 	// Channels are the channels a delta history read asked for (Config
 	// names the checkpoint).
 	Channels []string
+	// Current is NextVersion's argument and Version its result. Later
+	// calls of the trace use Version where the recording engine used the
+	// minted version; a replay mints its own and uses that in their place.
+	Current, Version spec.Version
 
 	// Result is Put's returned config.
 	Result *spec.Config
@@ -65,15 +73,32 @@ type Call struct {
 // records it. It implements spec.VersionGenerator (delegating when the
 // wrapped saver does, else using spec.NextVersion), so an engine driving it
 // mints the same kind of versions as one driving the wrapped saver;
-// NextVersion calls are not recorded.
+// NextVersion calls are recorded only with [WithNextVersion].
 type Recorder struct {
-	inner spec.Saver
-	mu    sync.Mutex
-	calls []Call
+	inner    spec.Saver
+	versions bool
+	mu       sync.Mutex
+	calls    []Call
 }
 
+// RecordOption adjusts what a [Recorder] records.
+type RecordOption func(*Recorder)
+
+// WithNextVersion records NextVersion calls too ([MethodNextVersion]).
+// Engine traces leave them out, since each engine mints versions its own
+// way; a reproduction of a versioning bug (two forks minting the same
+// version) needs them, so that its replay mints versions on the saver
+// under test instead of reusing the recorded ones.
+func WithNextVersion() RecordOption { return func(r *Recorder) { r.versions = true } }
+
 // Record wraps s in a Recorder.
-func Record(s spec.Saver) *Recorder { return &Recorder{inner: s} }
+func Record(s spec.Saver, opts ...RecordOption) *Recorder {
+	r := &Recorder{inner: s}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
 
 // Calls returns a copy of the calls recorded so far, in completion order.
 func (r *Recorder) Calls() []Call {
@@ -184,9 +209,20 @@ func (r *Recorder) DeleteThread(ctx context.Context, threadID string) error {
 	return err
 }
 
-// NextVersion delegates to the wrapped saver's generator, or spec.NextVersion.
+// NextVersion delegates to the wrapped saver's generator, or
+// spec.NextVersion, and records the call with [WithNextVersion].
 func (r *Recorder) NextVersion(cur spec.Version) spec.Version {
-	if vg, ok := r.inner.(spec.VersionGenerator); ok {
+	v := nextVersion(r.inner, cur)
+	if r.versions {
+		r.add(Call{Method: MethodNextVersion, Current: cur, Version: v}, nil)
+	}
+	return v
+}
+
+// nextVersion mints the version after cur as s does: through its
+// spec.VersionGenerator, or spec.NextVersion.
+func nextVersion(s spec.Saver, cur spec.Version) spec.Version {
+	if vg, ok := s.(spec.VersionGenerator); ok {
 		return vg.NextVersion(cur)
 	}
 	return spec.NextVersion(cur)

@@ -52,106 +52,236 @@ type ReplayOptions struct {
 
 // ReplayWith is [Replay] with options.
 func ReplayWith(ctx context.Context, s spec.Saver, calls []Call, opts ReplayOptions) error {
-	put := map[spec.Config]map[string]any{} // a checkpoint's values as put
-	asPut := func(want *spec.Tuple) *spec.Tuple {
-		vals, ok := put[want.Config]
-		if !ok {
-			return want
-		}
-		w := *want
-		w.Checkpoint.ChannelValues = vals
-		return &w
-	}
-	// diff compares a read tuple with the recorded one, as opts say.
-	diff := func(want, got *spec.Tuple) string {
-		if opts.WholeSnapshots {
-			return diffTuple(asPut(want), got)
-		}
-		d := diffTuple(want, got)
-		if d != "" && opts.EitherValues && diffTuple(asPut(want), got) == "" {
-			return ""
-		}
-		return d
-	}
-	for i, c := range calls {
-		fail := func(format string, args ...any) error {
-			return &ReplayError{Index: i, Method: c.Method, Detail: fmt.Sprintf(format, args...)}
-		}
-		var err error
-		switch c.Method {
-		case MethodPut:
-			if c.Checkpoint == nil {
-				return fail("no checkpoint recorded")
-			}
-			var out spec.Config
-			out, err = s.Put(ctx, c.Config, *c.Checkpoint, c.Metadata, c.NewVersions)
-			if err == nil && c.Result != nil && out != *c.Result {
-				return fail("returned config %+v, recorded %+v", out, *c.Result)
-			}
-			if err == nil {
-				put[out] = c.Checkpoint.ChannelValues
-			}
-		case MethodPutWrites:
-			err = s.PutWrites(ctx, c.Config, c.Writes, c.TaskID, c.TaskPath)
-		case MethodGetTuple:
-			var tup *spec.Tuple
-			tup, err = s.GetTuple(ctx, c.Config)
-			if err == nil {
-				if c.Tuple == nil {
-					return fail("returned checkpoint %s, recorded none", tup.Config.CheckpointID)
-				}
-				if d := diff(c.Tuple, tup); d != "" {
-					return fail("%s", d)
-				}
-			}
-		case MethodList:
-			if c.List == nil {
-				return fail("no list options recorded")
-			}
-			var got []*spec.Tuple
-			for tup, lerr := range s.List(ctx, *c.List) {
-				if lerr != nil {
-					err = lerr
-					break
-				}
-				got = append(got, tup)
-				if c.Stopped && len(got) == len(c.Tuples) {
-					break // the recorded consumer stopped here
-				}
-			}
-			if err == nil {
-				if len(got) != len(c.Tuples) {
-					return fail("listed %d checkpoints, recorded %d", len(got), len(c.Tuples))
-				}
-				for j := range got {
-					if d := diff(c.Tuples[j], got[j]); d != "" {
-						return fail("result %d: %s", j, d)
-					}
-				}
-			}
-		case MethodDeleteThread:
-			err = s.DeleteThread(ctx, c.ThreadID)
-		case MethodDeltaHistory:
-			var got map[string]spec.DeltaHistory
-			got, err = spec.ReadDeltaHistory(ctx, s, c.Config, c.Channels)
-			if err == nil && c.Histories != nil {
-				if d := diffHistories(c.Histories, got); d != "" {
-					return fail("%s", d)
-				}
-			}
-		default:
-			return fail("unknown method")
-		}
-		switch {
-		case err == nil && c.Err != "":
-			return fail("succeeded, recorded error %q", c.Err)
-		case err != nil && c.Err == "":
-			return fail("failed: %v", err)
-		case err != nil && c.NotFound != errors.Is(err, spec.ErrNotFound):
-			return fail("error %v, recorded %q (not found: %v)", err, c.Err, c.NotFound)
+	r := NewReplayer(s, opts)
+	for _, c := range calls {
+		if err := r.Next(ctx, c); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Replayer replays a trace on a saver one call at a time, keeping what
+// later calls depend on: the values each checkpoint was put with (for
+// [ReplayOptions]) and the versions the saver minted in place of the
+// recorded ones. A recorded NextVersion call ([WithNextVersion]) mints a
+// version on the saver; every later argument that names the recorded
+// version names the minted one instead, and so does every expected result,
+// so versions are judged by what they do (a fork reads its own value),
+// never by their spelling.
+type Replayer struct {
+	s      spec.Saver
+	opts   ReplayOptions
+	n      int
+	put    map[spec.Config]map[string]any
+	minted map[spec.Version]spec.Version
+}
+
+// NewReplayer returns a Replayer issuing calls on s.
+func NewReplayer(s spec.Saver, opts ReplayOptions) *Replayer {
+	return &Replayer{s: s, opts: opts, put: map[spec.Config]map[string]any{}, minted: map[spec.Version]spec.Version{}}
+}
+
+// replayed is what a replayed call returned.
+type replayed struct {
+	config    spec.Config
+	tuple     *spec.Tuple
+	tuples    []*spec.Tuple
+	histories map[string]spec.DeltaHistory
+	version   spec.Version
+	err       error
+}
+
+// Issue makes c's call on the saver, with the versions it minted in place
+// of the recorded ones, and does not judge the result: the saver's error is
+// its answer. It fails only for a call that cannot be replayed.
+func (r *Replayer) Issue(ctx context.Context, c Call) error {
+	_, err := r.do(ctx, c)
+	r.n++
+	return err
+}
+
+// Next replays c and checks that it fails or succeeds as recorded and that
+// a read (GetTuple, List, a delta history, the config Put returns) returns
+// what was recorded, and that a minted version is greater than the one it
+// follows. A difference is a *ReplayError whose Index counts the calls
+// replayed before c.
+func (r *Replayer) Next(ctx context.Context, c Call) error {
+	i := r.n
+	r.n++
+	fail := func(format string, args ...any) error {
+		return &ReplayError{Index: i, Method: c.Method, Detail: fmt.Sprintf(format, args...)}
+	}
+	got, err := r.do(ctx, c)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if got.err == nil {
+		if d := r.compare(c, got); d != "" {
+			return fail("%s", d)
+		}
+	}
+	switch err := got.err; {
+	case err == nil && c.Err != "":
+		return fail("succeeded, recorded error %q", c.Err)
+	case err != nil && c.Err == "":
+		return fail("failed: %v", err)
+	case err != nil && c.NotFound != errors.Is(err, spec.ErrNotFound):
+		return fail("error %v, recorded %q (not found: %v)", err, c.Err, c.NotFound)
+	}
+	return nil
+}
+
+// do makes c's call, with minted versions in place of recorded ones.
+func (r *Replayer) do(ctx context.Context, c Call) (replayed, error) {
+	var out replayed
+	switch c.Method {
+	case MethodPut:
+		if c.Checkpoint == nil {
+			return out, errors.New("no checkpoint recorded")
+		}
+		cp := r.checkpoint(*c.Checkpoint)
+		out.config, out.err = r.s.Put(ctx, c.Config, cp, c.Metadata, r.versions(c.NewVersions))
+		if out.err == nil {
+			r.put[out.config] = c.Checkpoint.ChannelValues
+		}
+	case MethodPutWrites:
+		out.err = r.s.PutWrites(ctx, c.Config, c.Writes, c.TaskID, c.TaskPath)
+	case MethodGetTuple:
+		out.tuple, out.err = r.s.GetTuple(ctx, c.Config)
+	case MethodList:
+		if c.List == nil {
+			return out, errors.New("no list options recorded")
+		}
+		for tup, err := range r.s.List(ctx, *c.List) {
+			if err != nil {
+				out.err = err
+				break
+			}
+			out.tuples = append(out.tuples, tup)
+			if c.Stopped && len(out.tuples) == len(c.Tuples) {
+				break // the recorded consumer stopped here
+			}
+		}
+	case MethodDeleteThread:
+		out.err = r.s.DeleteThread(ctx, c.ThreadID)
+	case MethodDeltaHistory:
+		out.histories, out.err = spec.ReadDeltaHistory(ctx, r.s, c.Config, c.Channels)
+	case MethodNextVersion:
+		out.version = nextVersion(r.s, r.version(c.Current))
+		r.minted[c.Version] = out.version
+	default:
+		return out, errors.New("unknown method")
+	}
+	return out, nil
+}
+
+// compare describes the first difference between what c recorded and
+// what its replay returned, or returns "".
+func (r *Replayer) compare(c Call, got replayed) string {
+	switch c.Method {
+	case MethodPut:
+		if c.Result != nil && got.config != *c.Result {
+			return fmt.Sprintf("returned config %+v, recorded %+v", got.config, *c.Result)
+		}
+	case MethodGetTuple:
+		switch {
+		case c.Tuple == nil && got.tuple != nil:
+			return fmt.Sprintf("returned checkpoint %s, recorded none", got.tuple.Config.CheckpointID)
+		case c.Tuple != nil && got.tuple == nil:
+			return fmt.Sprintf("returned no checkpoint, recorded %s", c.Tuple.Config.CheckpointID)
+		case c.Tuple != nil:
+			return r.diff(c.Tuple, got.tuple)
+		}
+	case MethodList:
+		if len(got.tuples) != len(c.Tuples) {
+			return fmt.Sprintf("listed %d checkpoints, recorded %d", len(got.tuples), len(c.Tuples))
+		}
+		for j := range got.tuples {
+			if d := r.diff(c.Tuples[j], got.tuples[j]); d != "" {
+				return fmt.Sprintf("result %d: %s", j, d)
+			}
+		}
+	case MethodDeltaHistory:
+		if c.Histories != nil {
+			return diffHistories(c.Histories, got.histories)
+		}
+	case MethodNextVersion:
+		if cur := r.version(c.Current); spec.CompareVersions(got.version, cur) != 1 {
+			return fmt.Sprintf("minted %q after %q, not a greater version", got.version, cur)
+		}
+	}
+	return ""
+}
+
+// diff compares a read tuple with the recorded one, as the options say.
+func (r *Replayer) diff(want, got *spec.Tuple) string {
+	want = r.tuple(want)
+	if r.opts.WholeSnapshots {
+		return diffTuple(r.asPut(want), got)
+	}
+	d := diffTuple(want, got)
+	if d != "" && r.opts.EitherValues && diffTuple(r.asPut(want), got) == "" {
+		return ""
+	}
+	return d
+}
+
+// asPut returns want with the channel values its checkpoint was put with.
+func (r *Replayer) asPut(want *spec.Tuple) *spec.Tuple {
+	vals, ok := r.put[want.Config]
+	if !ok {
+		return want
+	}
+	w := *want
+	w.Checkpoint.ChannelValues = vals
+	return &w
+}
+
+// version returns the version minted in place of the recorded v, or v.
+func (r *Replayer) version(v spec.Version) spec.Version {
+	if m, ok := r.minted[v]; ok {
+		return m
+	}
+	return v
+}
+
+// versions returns vs with minted versions in place of recorded ones.
+func (r *Replayer) versions(vs spec.Versions) spec.Versions {
+	if len(r.minted) == 0 || vs == nil {
+		return vs
+	}
+	out := make(spec.Versions, len(vs))
+	for k, v := range vs {
+		out[k] = r.version(v)
+	}
+	return out
+}
+
+// checkpoint returns cp with minted versions in place of recorded ones.
+func (r *Replayer) checkpoint(cp spec.Checkpoint) spec.Checkpoint {
+	if len(r.minted) == 0 {
+		return cp
+	}
+	cp.ChannelVersions = r.versions(cp.ChannelVersions)
+	if cp.VersionsSeen != nil {
+		seen := make(map[string]spec.Versions, len(cp.VersionsSeen))
+		for k, vs := range cp.VersionsSeen {
+			seen[k] = r.versions(vs)
+		}
+		cp.VersionsSeen = seen
+	}
+	return cp
+}
+
+// tuple returns t with minted versions in place of recorded ones.
+func (r *Replayer) tuple(t *spec.Tuple) *spec.Tuple {
+	if len(r.minted) == 0 {
+		return t
+	}
+	out := *t
+	out.Checkpoint = r.checkpoint(t.Checkpoint)
+	return &out
 }
 
 // diffTuple describes the first difference between a recorded and a read

@@ -14,9 +14,12 @@
 // It writes DIR/RULE.json, DIR/RULE.py (with -factory) or DIR/RULE.mjs
 // (with -js), and DIR/index.json listing what it wrote and, for each rule
 // it could not reproduce, why. Rules about races and network faults
-// (CONC-*, FAULT-*) are not properties of a call sequence and are skipped.
-// A rule without a reproduction never fails the command; a server that
-// does not start does.
+// (CONC-*, FAULT-*) are recorded and shrunk like the others: a saver may
+// break them by something a plain sequence of its recorded calls shows
+// (a read that fails whatever the timing); when the sequence, replayed
+// one call at a time, agrees with the reference, the index says that the
+// failure needs the race or the fault. A rule without a reproduction never
+// fails the command; a server that does not start does.
 package main
 
 import (
@@ -59,8 +62,15 @@ type Entry struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// nonDeterministic are the rule prefixes a call sequence cannot reproduce.
+// nonDeterministic are the prefixes of rules about races and faults, which
+// a sequence of calls reproduces only when the saver breaks them without
+// the race or the fault.
 var nonDeterministic = []string{"CONC-", "FAULT-"}
+
+// raceOrFault reports whether rule is about races or faults.
+func raceOrFault(rule string) bool {
+	return slices.ContainsFunc(nonDeterministic, func(p string) bool { return strings.HasPrefix(rule, p) })
+}
 
 // failT is Ginkgo's testing.T stand-in: failed specs are findings here.
 type failT struct{}
@@ -132,12 +142,7 @@ func run(ctx context.Context, open repro.Opener, rules []string, o options) erro
 	var index []Entry
 	var record []string
 	for _, r := range rules {
-		r = strings.TrimSpace(r)
-		switch {
-		case r == "":
-		case slices.ContainsFunc(nonDeterministic, func(p string) bool { return strings.HasPrefix(r, p) }):
-			index = append(index, Entry{Rule: r, Skipped: "a race or a network fault: not a property of a call sequence"})
-		default:
+		if r = strings.TrimSpace(r); r != "" {
 			record = append(record, r)
 		}
 	}
@@ -200,6 +205,9 @@ func reproduce(ctx context.Context, open repro.Opener, rule string, failed []rep
 		r, err := repro.Minimize(ctx, open, repro.Reference, c.calls, o.budget)
 		if errors.Is(err, repro.ErrNotReproduced) {
 			why = "the recorded calls, replayed on a fresh saver, give what the reference gives (the spec judged something a call sequence does not show, such as a cancelled context)"
+			if raceOrFault(rule) {
+				why = "a race or a network fault: the recorded calls, replayed one at a time on a fresh saver, give what the reference gives, so the failure needs the concurrency or the fault"
+			}
 			continue
 		}
 		if err != nil {
@@ -211,6 +219,9 @@ func reproduce(ctx context.Context, open repro.Opener, rule string, failed []rep
 		if err != nil {
 			why = err.Error()
 			continue
+		}
+		if raceOrFault(rule) {
+			e.Note = strings.TrimPrefix(e.Note+"; the spec made these calls concurrently (recorded in completion order): the difference shows without the concurrency", "; ")
 		}
 		return report(e)
 	}
