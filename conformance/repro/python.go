@@ -48,6 +48,8 @@ func (r *Repro) Python(o PythonOptions) string {
 	fmt.Fprintf(&b, "%s, shrunk from %d recorded by checkpointkit's ci/cmd/repro.\"\"\"\n\n", calls(len(r.Calls)), r.Recorded)
 	if o.Async {
 		b.WriteString("import asyncio\n")
+	} else {
+		b.WriteString("import atexit\n")
 	}
 	if p.suppress {
 		b.WriteString("import contextlib\n")
@@ -74,8 +76,11 @@ func (r *Repro) Python(o PythonOptions) string {
 			"    if not isinstance(opened, BaseCheckpointSaver):  # a context manager giving the saver\n" +
 			"        saver = await opened.__aenter__() if hasattr(opened, \"__aenter__\") else opened.__enter__()\n")
 	} else {
+		// The context manager is exited at exit, while the interpreter can
+		// still run its cleanup.
 		b.WriteString("opened = factory()  # kept: a context manager closes the saver when collected\n" +
-			"saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()\n")
+			"saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()\n" +
+			"atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))\n")
 	}
 	b.WriteString(p.b.String())
 	if o.Async {

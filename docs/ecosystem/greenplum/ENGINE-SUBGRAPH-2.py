@@ -1,5 +1,5 @@
-"""ENGINE-SUBGRAPH-2: greenplum differs from checkpointkit's contract at call 3 (List), exit status 1 while it does.
-3 calls, shrunk from 25 recorded by checkpointkit's ci/cmd/repro."""
+"""ENGINE-SUBGRAPH-2: greenplum differs from checkpointkit's contract at call 4 (List), exit status 1 while it does.
+4 calls, shrunk from 37 recorded by checkpointkit's ci/cmd/repro."""
 
 import sys
 
@@ -9,10 +9,11 @@ from ecofactories.greenplum import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
-saver.put({"configurable": {"thread_id": "engine-stateful", "checkpoint_ns": "", "checkpoint_id": "1f1e94cb-2107-6e0d-8001-cf7eebe44f9c"}}, {"v": 4, "id": "1f1e94cb-210b-642c-8002-3195080ab226", "ts": "2026-11-26T03:51:43.9421484Z", "channel_values": {"__start__": {"question": "q2"}, "count": 1, "question": "q1"}, "channel_versions": {"__start__": "00000000000000000000000000000004.0.8011989197471779", "branch:to:inner": "00000000000000000000000000000003.0.47506830989221216", "count": "00000000000000000000000000000003.0.47506830989221216", "question": "00000000000000000000000000000003.0.47506830989221216"}, "versions_seen": {"__input__": {}, "__start__": {"__start__": "00000000000000000000000000000001.0.8385220566700442"}, "inner": {"branch:to:inner": "00000000000000000000000000000002.0.7245084821415301"}}, "updated_channels": ["__start__"]}, {"parents": {}, "source": "input", "step": 2}, {"__start__": "00000000000000000000000000000004.0.8011989197471779"})
-saver.put_writes({"configurable": {"thread_id": "engine-stateful", "checkpoint_ns": "", "checkpoint_id": "1f1e94cb-210b-642c-8002-3195080ab226"}}, [("question", "q2"), ("branch:to:inner", None)], "b1673fd7-9968-fb9a-81f0-fa7aea174974", task_path="~__pregel_pull, __start__")
+v1 = saver.get_next_version(None, None)
+saver.put({"configurable": {"thread_id": "engine-stateful", "checkpoint_ns": ""}}, {"v": 4, "id": "1f1e95e0-ea1d-609e-bfff-36e9ea3e95be", "ts": "2026-11-26T05:56:00.687939Z", "channel_values": {"__start__": {"question": "q1"}}, "channel_versions": {"__start__": v1}, "versions_seen": {"__input__": {}}, "updated_channels": ["__start__"]}, {"parents": {}, "source": "input", "step": -1}, {"__start__": v1})
+saver.put_writes({"configurable": {"thread_id": "engine-stateful", "checkpoint_ns": "", "checkpoint_id": "1f1e95e0-ea1d-609e-bfff-36e9ea3e95be"}}, [("question", "q1"), ("branch:to:inner", None)], "b8582b1c-5f90-980b-7f5e-2e6dbb32b12c", task_path="~__pregel_pull, __start__")
 
-expected = ["1f1e94cb-210b-642c-8002-3195080ab226"]
+expected = ["1f1e95e0-ea1d-609e-bfff-36e9ea3e95be"]
 print(f"expected: {expected!r}")
 ts = list(saver.list({"configurable": {"thread_id": "engine-stateful", "checkpoint_ns": ""}}))
 got = [t.config["configurable"].get("checkpoint_id") for t in ts]
