@@ -43,6 +43,9 @@ func (l *loop) putWrites(ctx context.Context, taskID string, writes []spec.Write
 		l.pending = append(l.pending, spec.PendingWrite{TaskID: taskID, Channel: w.Channel, Value: w.Value})
 	}
 	cfg := l.config(l.checkpointID)
+	if taskID == spec.NullTaskID {
+		l.noteCommandDeltas(writes)
+	}
 	l.mu.Unlock()
 	if l.opts.durability == DurabilityExit {
 		return
@@ -141,17 +144,9 @@ func (l *loop) putCheckpoint(ctx context.Context, source string, updated []strin
 // A saver failure takes precedence over err.
 func (l *loop) finish(ctx context.Context, err error) error {
 	save := !l.nested || err != nil || !strings.Contains(l.ns, spec.NSEnd) // NSEnd only in task-ID levels
-	if l.opts.durability == DurabilityExit && save && l.lastCp != nil {
-		if l.checkpointID != l.loadedID {
-			cp, md := *l.lastCp, l.lastMeta
-			nv := newVersions(l.loadedVersions, cp.ChannelVersions)
-			cfg := l.config(l.loadedID)
-			l.exec.put(func() error {
-				if _, err := l.saver.Put(ctx, cfg, cp, md, nv); err != nil {
-					return fmt.Errorf("refengine: put checkpoint %s: %w", cp.ID, err)
-				}
-				return nil
-			})
+	if l.opts.durability == DurabilityExit && save && l.lastCp != nil && l.checkpointID != l.loadedID {
+		if perr := l.putExitCheckpoint(ctx); perr != nil {
+			l.exec.record(perr)
 		}
 	}
 	if l.opts.durability == DurabilityExit && save && l.chans != nil {

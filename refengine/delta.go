@@ -335,8 +335,11 @@ func storeCounters(md spec.Metadata, counters map[string]deltaCounter, snapped m
 // out (LangGraph's create_checkpoint with channels_to_snapshot). A channel
 // whose version has not moved since the checkpoint last stored (stored)
 // gets a new version, as Put stores only the values of channels whose
-// version moved; one without a version gets its first.
-func snapshotDeltas(out *spec.Checkpoint, chans map[string]channel, snap map[string]bool, stored spec.Versions, next func(spec.Version) spec.Version) error {
+// version moved; one without a version gets its first. Such a bump is no
+// write: the versions_seen entries that had seen the old version are moved
+// to the new one ([markBumpsSeen]).
+func (g *Graph) snapshotDeltas(out *spec.Checkpoint, chans map[string]channel, snap map[string]bool, stored spec.Versions, next func(spec.Version) spec.Version) error {
+	var bumps []versionBump
 	for _, name := range slices.Sorted(maps.Keys(snap)) {
 		ch := chans[name]
 		if ch == nil {
@@ -351,11 +354,14 @@ func snapshotDeltas(out *spec.Checkpoint, chans map[string]channel, snap map[str
 		switch {
 		case !versioned:
 			out.ChannelVersions[name] = next("")
+			bumps = append(bumps, versionBump{name, "", out.ChannelVersions[name]})
 		case stored != nil && cur == stored[name]:
 			out.ChannelVersions[name] = next(cur)
+			bumps = append(bumps, versionBump{name, cur, out.ChannelVersions[name]})
 		}
 		out.ChannelValues[name] = spec.DeltaSnapshot{Value: nv}
 	}
+	g.markBumpsSeen(out, bumps)
 	return nil
 }
 
@@ -409,7 +415,7 @@ func (g *Graph) planUpdateSnapshots(out *spec.Checkpoint, md spec.Metadata, save
 		}
 		storeCounters(md, counters, snap)
 	}
-	return snapshotDeltas(out, chans, snap, stored, next)
+	return g.snapshotDeltas(out, chans, snap, stored, next)
 }
 
 // writtenChannels lists the channels the writes of aw touch (LangGraph's
@@ -429,9 +435,10 @@ func writtenChannels(aw []appliedWrites) []string {
 
 // deltaSnapshots advances the delta counters for the checkpoint the loop
 // is about to put, stores the snapshots due (cadence or forced) in cp and
-// the counters in md (LangGraph's _put_checkpoint). Snapshots are only
-// taken for checkpoints stored as they are made: exit durability stores
-// no delta channel in its checkpoints.
+// the counters in md (LangGraph's _put_checkpoint). Under exit durability
+// no checkpoint is stored until the run ends, so none snapshots here: the
+// counters go on, forced channels stay forced, and [loop.putExitCheckpoint]
+// decides at exit.
 func (l *loop) deltaSnapshots(cp *spec.Checkpoint, md spec.Metadata, updated []string) error {
 	if len(l.g.deltaKeys()) == 0 {
 		return nil
@@ -443,12 +450,19 @@ func (l *loop) deltaSnapshots(cp *spec.Checkpoint, md spec.Metadata, updated []s
 		for k := range l.forced {
 			snap[k] = true
 		}
-		if err := snapshotDeltas(cp, l.chans, snap, l.prevVersions, l.nextVersion); err != nil {
+		if err := l.g.snapshotDeltas(cp, l.chans, snap, l.prevVersions, l.nextVersion); err != nil {
 			return err
 		}
 		for k := range snap {
 			l.cp.ChannelVersions[k] = cp.ChannelVersions[k]
 			delete(l.forced, k)
+		}
+		if len(snap) > 0 {
+			// The working checkpoint goes on from this one, bumps seen.
+			l.cp.VersionsSeen = make(map[string]spec.Versions, len(cp.VersionsSeen))
+			for n, vs := range cp.VersionsSeen {
+				l.cp.VersionsSeen[n] = maps.Clone(vs)
+			}
 		}
 	}
 	storeCounters(md, counters, snap)

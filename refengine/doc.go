@@ -63,7 +63,11 @@
 //     run continuing from an update or fork checkpoint forks it.
 //   - Durability: [DurabilitySync], [DurabilityAsync] (background saver
 //     calls: chained Puts, concurrent PutWrites) and [DurabilityExit] (one
-//     Put at the end of each invocation).
+//     Put at the end of each invocation; with delta channels, the run's
+//     delta writes that no final snapshot covers are first stored on the
+//     checkpoint the run started from, or on a new thread on a stub
+//     checkpoint of step -2 with no parent, under task IDs derived from
+//     the superstep, as LangGraph Python does).
 //
 // For exact, reproducible call sequences, set RunConfig.Deterministic (tasks
 // run one at a time, saver calls on the caller's goroutine) and, for

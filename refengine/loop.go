@@ -84,7 +84,9 @@ type loop struct {
 	meta spec.Metadata
 	// forced names the delta channels the next stored checkpoint must
 	// snapshot whatever their counters say.
-	forced      map[string]bool
+	forced map[string]bool
+	// exitDeltas keeps the run's delta writes under exit durability.
+	exitDeltas  *exitDeltas
 	step, stop  int
 	isReplaying bool
 	// superseded reports that the checkpoint the run addressed by ID is
@@ -142,7 +144,9 @@ func (l *loop) run(ctx context.Context, input any) (State, error) {
 func (l *loop) load(ctx context.Context) error {
 	var tup *spec.Tuple
 	var err error
+	latest := l.loadID == ""
 	if l.nested && l.loadID == "" && l.opts.replay != nil && l.opts.replay.firstVisit(l.ns) {
+		latest = false
 		tup, err = l.replayLookup(ctx)
 		l.opts.resuming = nil // the subgraph re-applies its input
 	} else {
@@ -177,6 +181,7 @@ func (l *loop) load(ctx context.Context) error {
 	l.pending = slices.Clone(tup.PendingWrites)
 	l.meta = tup.Metadata
 	l.forced = map[string]bool{}
+	l.initExitDeltas(latest)
 	l.isReplaying = l.loadID != "" || (l.nested && l.opts.nestedQuirk)
 	if l.loadID != "" {
 		// An explicit checkpoint: has the thread moved past it?
@@ -376,6 +381,7 @@ func (l *loop) afterTick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	l.captureExitDeltas()
 	l.mu.Lock()
 	l.pending = nil
 	l.mu.Unlock()

@@ -293,11 +293,13 @@ func (g *Graph) applySaved(cp *spec.Checkpoint, chans map[string]channel, tasks 
 // the strictly newest version, or the start node on a fresh thread.
 func (g *Graph) lastNode(cp *spec.Checkpoint) (string, error) {
 	best, bestNode, tie := spec.Version(""), "", false
-	for _, name := range slices.Sorted(maps.Keys(cp.VersionsSeen)) {
+	// Versions a delta snapshot bumped are not what the nodes saw.
+	seen := versionsSeenWithoutBumps(cp.VersionsSeen)
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
 		if g.byName[name] == nil {
 			continue
 		}
-		for _, v := range cp.VersionsSeen[name] {
+		for _, v := range seen[name] {
 			switch c := spec.CompareVersions(v, best); {
 			case c > 0:
 				best, bestNode, tie = v, name, false

@@ -12,16 +12,21 @@ import (
 // message list kept in a delta channel (issue #21).
 func init() {
 	runs := map[string]func(context.Context, spec.Saver) error{
-		"delta_messages":  deltaMessagesRun,
-		"delta_fanout":    deltaFanoutRun,
-		"delta_fork":      deltaForkRun,
-		"delta_update":    deltaUpdateRun,
-		"delta_interrupt": deltaInterruptRun,
+		"delta_messages":    deltaMessagesRun,
+		"delta_fanout":      deltaFanoutRun,
+		"delta_fork":        deltaForkRun,
+		"delta_update":      deltaUpdateRun,
+		"delta_interrupt":   deltaInterruptRun,
+		"delta_exit":        deltaExitRun,
+		"delta_exit_resume": deltaExitResumeRun,
+		"delta_bump":        deltaBumpRun,
 	}
-	for _, name := range []string{"delta_messages", "delta_fanout", "delta_fork", "delta_update", "delta_interrupt"} {
+	for _, name := range []string{"delta_messages", "delta_fanout", "delta_fork", "delta_update", "delta_interrupt", "delta_exit", "delta_exit_resume", "delta_bump"} {
 		lgpyOnly[name] = runs[name]
 		lgpyScenarios = append(lgpyScenarios, name)
 	}
+	// w and ask2 run in one superstep and commit in completion order.
+	lgpyUnordered["delta_bump"] = true
 }
 
 // replyNode answers with the number of messages it saw.

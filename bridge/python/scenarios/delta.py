@@ -39,6 +39,20 @@ class Every2(TypedDict, total=False):
     messages: Annotated[list, DeltaChannel(append_batch, snapshot_frequency=2)]
 
 
+class Every5(TypedDict, total=False):
+    """messages: a delta channel snapshotted every 5 updates."""
+
+    messages: Annotated[list, DeltaChannel(append_batch, snapshot_frequency=5)]
+
+
+class NotedEvery3(TypedDict, total=False):
+    """messages: a delta channel snapshotted every 3 updates; note: a
+    plain last value."""
+
+    messages: Annotated[list, DeltaChannel(append_batch, snapshot_frequency=3)]
+    note: Any
+
+
 def reply(state: dict[str, Any]) -> dict[str, Any]:
     """The bot answers with the number of messages it saw."""
     return {"messages": [f"a{len(state.get('messages', []))}"]}
@@ -121,10 +135,93 @@ def delta_interrupt(saver: RecordingSaver) -> None:
     g.get_state(bare(cfg))
 
 
+def delta_exit(saver: RecordingSaver) -> None:
+    """Four turns under exit durability, snapshots every three updates: a
+    turn that does not snapshot stores the channel's writes of every
+    superstep on the checkpoint it started from (on a first turn, a stub
+    checkpoint it puts for them), under task IDs of their own; then
+    get_state and the history rebuild the channel from them."""
+    g = chat(saver, Every3)
+    cfg = thread("engine-delta-exit", durability="exit")
+    for i in range(4):
+        invoke(g, {"messages": [f"u{i}"]}, cfg)
+    g.get_state(bare(cfg))
+    list(g.get_state_history(bare(cfg)))
+
+
+def ask_unless_skipped(_s: dict[str, Any]) -> dict[str, Any]:
+    """Asks the user, then appends the answer unless it is "skip"."""
+    answer = interrupt("ok?")
+    return {} if answer == "skip" else {"messages": [f"answer:{answer}"]}
+
+
+def delta_exit_resume(saver: RecordingSaver) -> None:
+    """bot then ask under exit durability, snapshots every five updates:
+    the interrupted turn stores its writes on a stub; the resume stores the
+    answer on the interrupted checkpoint under the resumed task's path; the
+    next turn snapshots at exit; and a resume whose Command updates the
+    channel (the task writing nothing) stores that update under a task ID
+    of its own. Then get_state."""
+    g = (
+        StateGraph(Every5)
+        .add_node("bot", reply)
+        .add_node("ask", ask_unless_skipped)
+        .add_edge(START, "bot")
+        .add_edge("bot", "ask")
+        .compile(checkpointer=saver)
+    )
+    cfg = thread("engine-delta-exit-resume", durability="exit")
+    invoke(g, {"messages": ["u0"]}, cfg)
+    invoke(g, Command(resume="yes"), cfg)
+    invoke(g, {"messages": ["u1"]}, cfg)
+    invoke(g, Command(resume="skip", update={"messages": ["note"]}), cfg)
+    g.get_state(bare(cfg))
+
+
+def first_ask(_s: dict[str, Any]) -> dict[str, Any]:
+    """Asks first, then notes the answer."""
+    return {"note": interrupt("first?")}
+
+
+def second_ask(_s: dict[str, Any]) -> dict[str, Any]:
+    """Asks second, then notes the answer."""
+    return {"note": interrupt("second?")}
+
+
+def delta_bump(saver: RecordingSaver) -> None:
+    """Snapshots forced on a channel the checkpoint does not write: w writes
+    messages while ask2 interrupts, so update_state snapshots messages,
+    first never written (every versions_seen entry takes its new version),
+    then at a version only the interrupt had seen (that entry advances, as
+    recorded under __snapshot_bumps__); invokes in between rerun w and
+    ask2."""
+    g = (
+        StateGraph(NotedEvery3)
+        .add_node("ask1", first_ask)
+        .add_node("w", lambda _s: {"messages": ["w"]})
+        .add_node("ask2", second_ask)
+        .add_edge(START, "ask1")
+        .add_edge("ask1", "w")
+        .add_edge("ask1", "ask2")
+        .compile(checkpointer=saver)
+    )
+    cfg = thread("engine-delta-bump")
+    invoke(g, {"note": "start"}, cfg)
+    invoke(g, Command(resume="yes"), cfg)
+    g.update_state(bare(cfg), {"note": "edited"}, as_node="ask1")
+    invoke(g, None, cfg)
+    g.update_state(bare(cfg), {"note": "again"}, as_node="ask1")
+    invoke(g, None, cfg)
+    g.get_state(bare(cfg))
+
+
 SCENARIOS: dict[str, Scenario] = {
     "delta_messages": delta_messages,
     "delta_fanout": delta_fanout,
     "delta_fork": delta_fork,
     "delta_update": delta_update,
     "delta_interrupt": delta_interrupt,
+    "delta_exit": delta_exit,
+    "delta_exit_resume": delta_exit_resume,
+    "delta_bump": delta_bump,
 }
