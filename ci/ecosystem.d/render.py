@@ -141,8 +141,11 @@ def root_section(r: dict[str, Any], verdicts: dict[str, Any], notes: dict[str, s
     return out, missing
 
 
-def render(results_dir: Path | None = None, doc: Path = DOC, verdicts_file: Path | None = None) -> int:
-    """Writes the doc; returns the number of roots without a verdict."""
+def render(results_dir: Path | None = None, doc: Path = DOC, verdicts_file: Path | None = None,
+           go_ports: Path | None = None) -> int:
+    """Writes the doc; returns the number of roots without a verdict. The
+    Go ports section (go_ports, default goports.md next to this file) is
+    hand-written: those ports are judged locally and never run here."""
     reg = json.loads((HERE / "savers.json").read_text())
     vf = verdicts_file or HERE / "verdicts.json"
     verdicts = json.loads(vf.read_text()) if vf.exists() else {}
@@ -201,6 +204,9 @@ def render(results_dir: Path | None = None, doc: Path = DOC, verdicts_file: Path
         missing += m
     if own:
         lines += ["## LangGraph's own savers, for comparison", "", *saver_table(own, verdicts, link=False), ""]
+    ports = go_ports or HERE / "goports.md"
+    if ports.exists():
+        lines += [ports.read_text().rstrip("\n"), ""]
     lines += [
         "## Savers that cannot run here",
         "",

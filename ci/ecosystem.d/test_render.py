@@ -31,7 +31,9 @@ def test_verdicts_merge_and_missing_ones_are_flagged(tmp_path: Path) -> None:
     }))
     doc = tmp_path / "ecosystem.md"
 
-    missing = render(results, doc, verdicts)
+    ports = tmp_path / "goports.md"
+    ports.write_text("## Go ports\n\nJudged by hand.\n")
+    missing = render(results, doc, verdicts, ports)
 
     text = doc.read_text()
     assert missing == 1
@@ -41,6 +43,7 @@ def test_verdicts_merge_and_missing_ones_are_flagged(tmp_path: Path) -> None:
     assert "**2 savers judged; 1 at LangGraph core FULL (b); 1 bugs found" in text
     assert "| [a](#a) | Python | `pkg-a` (S, sync) | 1.0 | files | PARTIAL | PARTIAL | 3 (1 + 2) | 1 | 12s |" in text
     assert "## Savers that cannot run here" in text
+    assert "## Go ports\n\nJudged by hand.\n\n## Savers that cannot run here" in text
 
 
 def test_core_roots_link_their_reproductions(tmp_path: Path) -> None:
