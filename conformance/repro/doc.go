@@ -29,8 +29,10 @@
 //     calls with plain LangGraph types and prints what came back next to
 //     what the contract expects.
 //
-// Only deterministic failures reproduce this way: a rule about races
-// (CONC-*) or network faults (FAULT-*) is not a property of a call
-// sequence, and [Minimize] reports ErrNotReproduced for a sequence whose
-// replay agrees with the reference.
+// Only deterministic failures reproduce this way. A spec about races
+// (CONC-*) or network faults (FAULT-*) records its concurrent calls in the
+// order they completed; replayed one at a time they reproduce a failure
+// that needs no race (a read that fails whatever the timing), and
+// [Minimize] reports ErrNotReproduced for a sequence whose replay agrees
+// with the reference.
 package repro
