@@ -87,6 +87,11 @@ def repro_cell(saver: str, e: dict[str, Any] | None) -> str:
     """Links to a root's shrunk reproduction, or why there is none."""
     if not e:
         return ""
+    if e.get("kind") == "race" and e.get("snippet"):
+        # A concurrency rule no call sequence shows: a program that races
+        # the saver's calls, run once by ci/cmd/repro.
+        shown = f" ({e['note']}: {e['detail']})" if e.get("detail") else f" ({e.get('note', '')})"
+        return f"race program: [snippet](ecosystem/{saver}/{e['snippet']})" + cell(shown)
     if not e.get("trace"):
         return cell(f"none: {e.get('skipped', '')}")
     links = [f"[trace](ecosystem/{saver}/{e['trace']})"]

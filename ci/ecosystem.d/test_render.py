@@ -49,12 +49,14 @@ def test_verdicts_merge_and_missing_ones_are_flagged(tmp_path: Path) -> None:
 def test_core_roots_link_their_reproductions(tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
-    (results / "a.json").write_text(json.dumps(_result("a", [("NS-3", "core"), ("CONC-1", "core")])))
+    (results / "a.json").write_text(json.dumps(_result("a", [("NS-3", "core"), ("CONC-1", "core"), ("CONC-3", "core")])))
     folder = tmp_path / "ecosystem" / "a"
     folder.mkdir(parents=True)
     (folder / "index.json").write_text(json.dumps([
         {"rule": "NS-3", "recorded": 14, "calls": 2, "trace": "NS-3.json", "snippet": "NS-3.py"},
         {"rule": "CONC-1", "skipped": "a race"},
+        {"rule": "CONC-3", "skipped": "a race", "snippet": "CONC-3.race.py", "kind": "race",
+         "note": "the race program showed the race in this run", "detail": "x: channel values ['id']"},
     ]))
     doc = tmp_path / "ecosystem.md"
 
@@ -63,3 +65,5 @@ def test_core_roots_link_their_reproductions(tmp_path: Path) -> None:
     text = doc.read_text()
     assert "| 2 of 14 calls: [trace](ecosystem/a/NS-3.json) · [snippet](ecosystem/a/NS-3.py) |" in text
     assert "| none: a race |" in text
+    assert ("| race program: [snippet](ecosystem/a/CONC-3.race.py) (the race program showed the race"
+            " in this run: x: channel values ['id']) |") in text

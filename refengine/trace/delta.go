@@ -1,20 +1,49 @@
 package trace
 
 import (
+	"encoding/base64"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
-// deltaTag is how a trace's JSON writes a spec.DeltaSnapshot:
-// {"$delta": value}, the bridge protocol's tag.
-const deltaTag = "$delta"
+// Tags a trace's JSON writes values with that JSON alone would lose, as
+// the bridge protocol does: {"$delta": v} for a spec.DeltaSnapshot,
+// {"$bytes": base64} for a byte string, {"$float": "2"} for a float64 that
+// JSON would read back as an integer (a whole number) or cannot write
+// (NaN, Infinity, -Infinity), and {"$map": m} around a one-key map whose
+// key starts with "$", so that it never reads back as a tag.
+const (
+	deltaTag = "$delta"
+	bytesTag = "$bytes"
+	floatTag = "$float"
+	mapTag   = "$map"
+)
 
-// toJSON returns v with every spec.DeltaSnapshot written as {"$delta": v}.
+// toJSON returns v with the values JSON would lose tagged.
 func toJSON(v any) any {
 	switch x := v.(type) {
 	case spec.DeltaSnapshot:
 		return map[string]any{deltaTag: toJSON(x.Value)}
+	case []byte:
+		return map[string]any{bytesTag: base64.StdEncoding.EncodeToString(x)}
+	case float32:
+		return toJSON(float64(x))
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return map[string]any{floatTag: "NaN"}
+		case math.IsInf(x, 1):
+			return map[string]any{floatTag: "Infinity"}
+		case math.IsInf(x, -1):
+			return map[string]any{floatTag: "-Infinity"}
+		case x == math.Trunc(x):
+			return map[string]any{floatTag: strconv.FormatFloat(x, 'g', -1, 64)}
+		}
+		return x
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -22,9 +51,49 @@ func toJSON(v any) any {
 		}
 		return out
 	case map[string]any:
-		return toJSONMap(x)
+		out := toJSONMap(x)
+		if len(x) == 1 {
+			for k := range x {
+				if strings.HasPrefix(k, "$") {
+					return map[string]any{mapTag: out}
+				}
+			}
+		}
+		return out
 	}
 	return v
+}
+
+// fromTag decodes a one-key map written by toJSON; ok is false for a map
+// that is no tag.
+func fromTag(m map[string]any) (v any, ok bool, err error) {
+	if len(m) != 1 {
+		return nil, false, nil
+	}
+	for k, inner := range m {
+		switch k {
+		case deltaTag:
+			return spec.DeltaSnapshot{Value: fromJSON(inner)}, true, nil
+		case mapTag:
+			in, _ := inner.(map[string]any)
+			return fromJSONMap(in), true, nil
+		case bytesTag:
+			s, _ := inner.(string)
+			b, err := base64.StdEncoding.DecodeString(s)
+			return b, true, err
+		case floatTag:
+			s, _ := inner.(string)
+			switch s {
+			case "Infinity":
+				return math.Inf(1), true, nil
+			case "-Infinity":
+				return math.Inf(-1), true, nil
+			}
+			f, err := strconv.ParseFloat(s, 64)
+			return f, true, err
+		}
+	}
+	return nil, false, nil
 }
 
 func toJSONMap(m map[string]any) map[string]any {

@@ -141,7 +141,7 @@ func (c *jsonCheckpoint) spec() *spec.Checkpoint {
 
 func toJSONTuple(t *spec.Tuple) *jsonTuple {
 	out := &jsonTuple{Config: *toJSONConfig(t.Config), Checkpoint: *toJSONCheckpoint(&t.Checkpoint),
-		Metadata: t.Metadata, PendingWrites: []jsonWrite{}}
+		Metadata: toJSONMap(t.Metadata), PendingWrites: []jsonWrite{}}
 	if t.Parent != nil {
 		out.Parent = toJSONConfig(*t.Parent)
 	}
@@ -173,7 +173,7 @@ func Marshal(calls []Call) ([]byte, error) {
 		case MethodPut:
 			jc.Config = toJSONConfig(c.Config)
 			jc.Checkpoint = toJSONCheckpoint(c.Checkpoint)
-			jc.Metadata = c.Metadata
+			jc.Metadata = toJSONMap(c.Metadata)
 			jc.NewVersions = strVersions(c.NewVersions)
 			if jc.NewVersions == nil {
 				jc.NewVersions = map[string]string{}
@@ -196,7 +196,7 @@ func Marshal(calls []Call) ([]byte, error) {
 		case MethodList:
 			o := c.List
 			jc.List = &jsonList{ThreadID: o.ThreadID, Namespace: o.Namespace, AllNamespaces: o.AllNamespaces,
-				CheckpointID: o.CheckpointID, Filter: o.Filter, Before: o.Before, Limit: o.Limit}
+				CheckpointID: o.CheckpointID, Filter: toJSONMap(o.Filter), Before: o.Before, Limit: o.Limit}
 			for _, t := range c.Tuples {
 				jc.Tuples = append(jc.Tuples, *toJSONTuple(t))
 			}
@@ -313,8 +313,8 @@ func fromJSON(v any) any {
 		}
 		return out
 	case map[string]any:
-		if inner, ok := x[deltaTag]; ok && len(x) == 1 {
-			return spec.DeltaSnapshot{Value: fromJSON(inner)}
+		if v, ok, err := fromTag(x); ok && err == nil {
+			return v
 		}
 		return fromJSONMap(x)
 	}

@@ -16,10 +16,11 @@
 // it could not reproduce, why. Rules about races and network faults
 // (CONC-*, FAULT-*) are recorded and shrunk like the others: a saver may
 // break them by something a plain sequence of its recorded calls shows
-// (a read that fails whatever the timing); when the sequence, replayed
-// one call at a time, agrees with the reference, the index says that the
-// failure needs the race or the fault. A rule without a reproduction never
-// fails the command; a server that does not start does.
+// (a read that fails whatever the timing). When no sequence shows CONC-1,
+// CONC-2 or CONC-3, the command writes DIR/RULE.race.py or .mjs, a program
+// that races the saver's calls on purpose, runs it once and records whether
+// the race showed. A rule without a reproduction never fails the command; a
+// server that does not start does.
 package main
 
 import (
@@ -124,7 +125,7 @@ func main() {
 		proc.Close()
 		os.Exit(status)
 	}
-	o := options{out: *out, name: *name, factory: *factory, async: *async, js: *js, budget: *budget}
+	o := options{out: *out, name: *name, factory: *factory, async: *async, js: *js, budget: *budget, server: server}
 	if err := run(ctx, open, strings.Split(*rules, ","), o); err != nil {
 		proc.Close()
 		fatal("%v", err)
@@ -136,6 +137,9 @@ type options struct {
 	out, name, factory, js string
 	async                  bool
 	budget                 int
+	// server is the bridge server's command: its interpreter runs the
+	// race programs (see race.go).
+	server []string
 }
 
 func run(ctx context.Context, open repro.Opener, rules []string, o options) error {
@@ -155,7 +159,11 @@ func run(ctx context.Context, open repro.Opener, rules []string, o options) erro
 			return err
 		}
 		for _, r := range record {
-			index = append(index, reproduce(ctx, open, r, failed, o))
+			e := reproduce(ctx, open, r, failed, o)
+			if e.Skipped != "" && slices.Contains(repro.RaceRules, r) {
+				e = race(ctx, e, o)
+			}
+			index = append(index, e)
 		}
 	}
 	slices.SortFunc(index, func(a, b Entry) int { return strings.Compare(a.Rule, b.Rule) })
@@ -204,9 +212,13 @@ func reproduce(ctx context.Context, open repro.Opener, rule string, failed []rep
 		}
 		r, err := repro.Minimize(ctx, open, repro.Reference, c.calls, o.budget)
 		if errors.Is(err, repro.ErrNotReproduced) {
-			why = "the recorded calls, replayed on a fresh saver, give what the reference gives (the spec judged something a call sequence does not show, such as a cancelled context)"
-			if raceOrFault(rule) {
+			// A reason found with an earlier candidate says more.
+			switch {
+			case why != "":
+			case raceOrFault(rule):
 				why = "a race or a network fault: the recorded calls, replayed one at a time on a fresh saver, give what the reference gives, so the failure needs the concurrency or the fault"
+			default:
+				why = "the recorded calls, replayed on a fresh saver, give what the reference gives (the spec judged something a call sequence does not show, such as a cancelled context)"
 			}
 			continue
 		}
