@@ -240,13 +240,7 @@ func TestPythonSnippetShowsADeltaHistoryDifference(t *testing.T) {
 		if lines := strings.Count(src, "\n"); lines > 35 {
 			t.Errorf("%s %s: the snippet has %d lines, want at most 35:\n%s", tc.r.Rule, tc.factory, lines, src)
 		}
-		file := filepath.Join(dir, "repro.py")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, file)
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-		out, status := run(t, cmd)
+		out, status := runPython(t, py, dir, src)
 		if status != tc.status || !strings.Contains(out, tc.says) {
 			t.Errorf("%s %s (async %v): status %d, output:\n%s\nwant status %d and %q\nsnippet:\n%s", tc.r.Rule, tc.factory, tc.async, status, out, tc.status, tc.says, src)
 		}

@@ -2,7 +2,6 @@ package repro
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,24 +58,11 @@ func TestPythonSnippetShowsTheDifference(t *testing.T) {
 		{"toysavers:correct", true, 0, "expected: ['" + cpID(5) + "']\ngot:      ['" + cpID(5) + "']\n"},
 	} {
 		src := r.Python(PythonOptions{Factory: tc.factory, Async: tc.async, Title: tc.factory})
-		file := filepath.Join(dir, "repro.py")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, file)
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-		out, err := cmd.CombinedOutput()
-		status := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			status = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		out, status := runPython(t, py, dir, src)
 		if lines := strings.Count(src, "\n"); lines > 30 {
 			t.Errorf("%s (async %v): the snippet has %d lines, want at most 30:\n%s", tc.factory, tc.async, lines, src)
 		}
-		if status != tc.status || !strings.Contains(string(out), tc.says) {
+		if status != tc.status || !strings.Contains(out, tc.says) {
 			t.Errorf("%s (async %v): status %d, output:\n%s\nwant status %d and %q\nsnippet:\n%s", tc.factory, tc.async, status, out, tc.status, tc.says, src)
 		}
 	}
@@ -93,4 +79,18 @@ func pythonBin(t *testing.T) string {
 		t.Fatalf("LangGraph Python is not installed (source ci/lib/backends.bash; ck_install_lgpy): %v", err)
 	}
 	return py
+}
+
+// runPython writes src into dir as a program and runs it with py, with dir
+// on the module path (where the test's toy savers are), and returns its
+// output and exit status.
+func runPython(t *testing.T, py, dir, src string) (string, int) {
+	t.Helper()
+	file := filepath.Join(dir, "program.py")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, file)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	return run(t, cmd)
 }

@@ -80,13 +80,7 @@ func TestPythonRacesShowTheirRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		file := filepath.Join(dir, "race.py")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, file)
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-		out, status := run(t, cmd)
+		out, status := runPython(t, py, dir, src)
 		if status != tc.status || !strings.Contains(out, tc.says) {
 			t.Errorf("%s on %s (async %v): status %d, output:\n%s\nwant status %d and %q\nprogram:\n%s", tc.rule, tc.factory, tc.async, status, out, tc.status, tc.says, src)
 		}

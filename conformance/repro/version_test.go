@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -199,13 +198,7 @@ func TestVersionSnippetsMintOnTheSaver(t *testing.T) {
 		if !strings.Contains(src, "v1 = saver.get_next_version(") || refVersion.MatchString(src) {
 			t.Errorf("%s: the snippet does not mint its versions on the saver:\n%s", tc.factory, src)
 		}
-		file := filepath.Join(dir, "repro.py")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, file)
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-		out, status := run(t, cmd)
+		out, status := runPython(t, py, dir, src)
 		if status != tc.status || !strings.Contains(out, "expected: {'a': 'fork A'}") {
 			t.Errorf("%s (async %v): status %d, output:\n%s\nwant status %d\nsnippet:\n%s", tc.factory, tc.async, status, out, tc.status, src)
 		}
