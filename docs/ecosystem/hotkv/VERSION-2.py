@@ -1,6 +1,7 @@
 """VERSION-2: hotkv differs from checkpointkit's contract at call 6 (GetTuple), exit status 1 while it does.
 6 calls, shrunk from 7 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,6 +10,7 @@ from ecofactories.hotkv import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 v1 = saver.get_next_version(None, None)
 v2 = saver.get_next_version(v1, None)
 v3 = saver.get_next_version(v1, None)

@@ -1,6 +1,7 @@
 """DELETE-1: lmdb differs from checkpointkit's contract at call 1 (DeleteThread), exit status 1 while it does.
 1 call, shrunk from 13 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,6 +10,7 @@ from ecofactories.lmdb_saver import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 
 print("expected: no exception")
 saver.delete_thread("t")

@@ -1,6 +1,7 @@
 """WRITES-2: lmdb differs from checkpointkit's contract at call 4 (GetTuple), exit status 1 while it does.
 4 calls, shrunk from 4 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,6 +10,7 @@ from ecofactories.lmdb_saver import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, {"v": 4, "id": "c1", "ts": "2029-06-17T10:05:49.547328Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {}, {})
 saver.put_writes({"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}, [("ch", "first")], "task", task_path="task-path")
 saver.put_writes({"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}, [("ch", "second")], "task", task_path="task-path")

@@ -1,6 +1,7 @@
 """DELTA-7: objectstorage differs from checkpointkit's contract at call 1 (Put), exit status 1 while it does.
 1 call, shrunk from 14 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -10,6 +11,7 @@ from ecofactories.objectstorage import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 
 expected = "015"
 print(f"expected: {expected!r}")

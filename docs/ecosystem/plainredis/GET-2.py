@@ -1,6 +1,7 @@
 """GET-2: plainredis differs from checkpointkit's contract at call 3 (GetTuple), exit status 1 while it does.
 3 calls, shrunk from 4 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,6 +10,7 @@ from ecofactories.plainredis import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, {"v": 4, "id": "1f0c", "ts": "2027-09-22T18:33:33.219648Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"id": "1f0c"}, {})
 saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, {"v": 4, "id": "1f0b", "ts": "2027-09-22T18:33:33.154112Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"id": "1f0b"}, {})
 

@@ -1,6 +1,7 @@
 """LIST-BEFORE-2: plainredis differs from checkpointkit's contract at call 3 (List), exit status 1 while it does.
 3 calls, shrunk from 11 recorded by checkpointkit's ci/cmd/repro."""
 
+import atexit
 import sys
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,6 +10,7 @@ from ecofactories.plainredis import fresh as factory
 
 opened = factory()  # kept: a context manager closes the saver when collected
 saver = opened if isinstance(opened, BaseCheckpointSaver) else opened.__enter__()
+atexit.register(lambda: saver is opened or opened.__exit__(None, None, None))
 saver.put({"configurable": {"thread_id": "a", "checkpoint_ns": "s:1"}}, {"v": 4, "id": "03", "ts": "2027-09-07T12:04:06.465344Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"key": "a/s:1/03"}, {})
 saver.put({"configurable": {"thread_id": "a", "checkpoint_ns": "s:1"}}, {"v": 4, "id": "02", "ts": "2027-09-07T10:52:31.498048Z", "channel_values": {}, "channel_versions": {}, "versions_seen": {}, "updated_channels": None}, {"key": "a/s:1/02"}, {})
 
