@@ -272,6 +272,10 @@ func maintSpecs(e *env) {
 			call func(ctx context.Context, round int) error
 			dst  func(round int) string
 			need func()
+			// needs are prerequisites beyond intactNeeds: a copy's
+			// checkpoints are judged whole only if copying keeps
+			// checkpoints and writes as they are (COPY-1, COPY-2).
+			needs []string
 		}
 		var copies atomic.Int64
 		for _, m := range []maintenance{
@@ -285,9 +289,9 @@ func maintSpecs(e *env) {
 			{name: "CopyThread", labels: lCopy, need: func() { e.copier() }, call: func(ctx context.Context, round int) error {
 				copies.Store(int64(round + 1))
 				return e.s.(spec.ThreadCopier).CopyThread(ctx, "t", fmt.Sprintf("copy-%d", round))
-			}, dst: func(round int) string { return fmt.Sprintf("copy-%d", round) }},
+			}, dst: func(round int) string { return fmt.Sprintf("copy-%d", round) }, needs: []string{"COPY-1", "COPY-2"}},
 		} {
-			checkNeeds(fmt.Sprintf("[CONC-4] never tears a checkpoint or a PutWrites call when %s runs alongside Put and PutWrites on the same thread", m.name), intactNeeds, m.labels, func(ctx context.Context) {
+			checkNeeds(fmt.Sprintf("[CONC-4] never tears a checkpoint or a PutWrites call when %s runs alongside Put and PutWrites on the same thread", m.name), append(slices.Clone(intactNeeds), m.needs...), m.labels, func(ctx context.Context) {
 				if m.need != nil {
 					m.need()
 				}
