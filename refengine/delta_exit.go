@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -239,12 +238,8 @@ func (l *loop) exitDeltaPuts(ctx context.Context, e *exitDeltas, groups []exitWr
 	var stub *spec.Checkpoint
 	if !e.persisted {
 		anchor = e.stubID
-		ts, ok := spec.CheckpointIDTime(anchor)
-		if !ok {
-			ts = time.Now()
-		}
-		stub = &spec.Checkpoint{V: 4, ID: anchor, TS: ts.UTC().Format(time.RFC3339Nano),
-			ChannelValues: map[string]any{}, ChannelVersions: spec.Versions{}, VersionsSeen: map[string]spec.Versions{}}
+		empty, _ := newCheckpoint(&spec.Checkpoint{ChannelVersions: spec.Versions{}}, nil, anchor, nil)
+		stub = &empty
 	}
 	cfg := l.config(anchor)
 	return func() error {

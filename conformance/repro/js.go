@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/checkpointkit/checkpointkit/refengine/trace"
-	"github.com/checkpointkit/checkpointkit/spec"
 )
 
 // jsSaver opens and closes one of LangGraph.js's savers as
@@ -125,7 +124,7 @@ func jsCall(l lang, c trace.Call) string {
 	case trace.MethodDeltaHistory:
 		return jsHistoryCall(c)
 	case trace.MethodNextVersion:
-		return fmt.Sprintf("saver.getNextVersion(%s)", jsCurrent(l, c.Current))
+		return fmt.Sprintf("saver.getNextVersion(%s)", l.currentLit(c.Current))
 	}
 	return "Promise.resolve() /* " + c.Method + " cannot be written */"
 }
@@ -134,7 +133,7 @@ func jsCall(l lang, c trace.Call) string {
 func jsLast(b *strings.Builder, l lang, c trace.Call, chk check) {
 	b.WriteString("\n")
 	if c.Method == trace.MethodNextVersion {
-		fmt.Fprintf(b, "const current = %s;\nconsole.log(\"expected: a version greater than\", current);\n", jsCurrent(l, c.Current))
+		fmt.Fprintf(b, "const current = %s;\nconsole.log(\"expected: a version greater than\", current);\n", l.currentLit(c.Current))
 		b.WriteString("const got = saver.getNextVersion(current);\nconsole.log(\"got:     \", got);\n")
 		b.WriteString("process.exitCode = current === undefined || got > current ? 0 : 1;\n")
 		return
@@ -222,12 +221,4 @@ func jsListArgs(c trace.Call) string {
 		opts = append(opts, fmt.Sprintf("limit: %d", o.Limit))
 	}
 	return "{ configurable: { " + strings.Join(parts, ", ") + " } }, { " + strings.Join(opts, ", ") + " }"
-}
-
-// jsCurrent writes getNextVersion's argument: undefined for no version.
-func jsCurrent(l lang, v spec.Version) string {
-	if v == "" {
-		return "undefined"
-	}
-	return l.versionLit(v, false)
 }

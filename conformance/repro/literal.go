@@ -24,6 +24,9 @@ type lang struct {
 	// snapshot wraps a written value in the runtime's delta snapshot type
 	// (spec.DeltaSnapshot).
 	snapshot string
+	// noVersion is what get_next_version / getNextVersion takes for no
+	// current version.
+	noVersion string
 	// minted names the variables holding the versions a snippet's
 	// NextVersion calls minted (see withMinted).
 	minted map[spec.Version]string
@@ -50,16 +53,21 @@ func (l lang) withMinted(calls []trace.Call) lang {
 }
 
 // versionLit writes v: the variable holding it when the snippet minted
-// it, else a literal; current is true for NextVersion's argument, where
-// no version ("") is the runtime's null.
-func (l lang) versionLit(v spec.Version, current bool) string {
+// it, else a literal.
+func (l lang) versionLit(v spec.Version) string {
 	if name, ok := l.minted[v]; ok {
 		return name
 	}
-	if current && v == "" {
-		return l.null
-	}
 	return l.version(v)
+}
+
+// currentLit writes NextVersion's argument v: no version ("") is the
+// runtime's noVersion.
+func (l lang) currentLit(v spec.Version) string {
+	if v == "" {
+		return l.noVersion
+	}
+	return l.versionLit(v)
 }
 
 var python = lang{
@@ -80,9 +88,10 @@ var python = lang{
 		}
 		return s
 	},
-	int:      func(n int64) string { return strconv.FormatInt(n, 10) },
-	version:  func(v spec.Version) string { return strconv.Quote(string(v)) },
-	snapshot: "_DeltaSnapshot(%s)",
+	int:       func(n int64) string { return strconv.FormatInt(n, 10) },
+	version:   func(v spec.Version) string { return strconv.Quote(string(v)) },
+	snapshot:  "_DeltaSnapshot(%s)",
+	noVersion: "None",
 }
 
 // decimal is a version LangGraph.js's bridge server passes as a number.
@@ -122,7 +131,8 @@ var javascript = lang{
 		}
 		return strconv.Quote(string(v))
 	},
-	snapshot: "new DeltaSnapshot(%s)",
+	snapshot:  "new DeltaSnapshot(%s)",
+	noVersion: "undefined",
 }
 
 // value writes a plain value (spec's value model) as a literal.
@@ -185,7 +195,7 @@ func (l lang) versions(vs spec.Versions) string {
 	for k, v := range vs {
 		m[k] = v
 	}
-	return l.object(m, func(v any) string { return l.versionLit(v.(spec.Version), false) })
+	return l.object(m, func(v any) string { return l.versionLit(v.(spec.Version)) })
 }
 
 // checkpoint writes a checkpoint as LangGraph's dict / object.

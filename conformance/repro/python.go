@@ -136,7 +136,7 @@ func (p *pyWriter) call(c trace.Call) string {
 		return pyHistoryCall(c, p.async)
 	case trace.MethodNextVersion:
 		// LangGraph's get_next_version is synchronous on every saver.
-		return fmt.Sprintf("saver.get_next_version(%s, None)", l.versionLit(c.Current, true))
+		return fmt.Sprintf("saver.get_next_version(%s, None)", l.currentLit(c.Current))
 	}
 	return "None  # " + c.Method + " cannot be written"
 }
@@ -215,7 +215,7 @@ func (p *pyWriter) last(c trace.Call, chk check) {
 		return
 	}
 	if c.Method == trace.MethodNextVersion {
-		p.line("current = %s", p.l.versionLit(c.Current, true))
+		p.line("current = %s", p.l.currentLit(c.Current))
 		p.line("print(f\"expected: a version greater than {current!r}\")")
 		p.line("got = saver.get_next_version(current, None)")
 		p.line("print(f\"got:      {got!r}\")")

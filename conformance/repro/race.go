@@ -57,9 +57,9 @@ func PythonRace(rule string, o PythonOptions) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrNoRace, rule)
 	}
 	mod, fn, _ := strings.Cut(o.Factory, ":")
-	a, aw := "", ""
+	a, aw, def := "", "", "def"
 	if o.Async {
-		a, aw = "a", "await "
+		a, aw, def = "a", "await ", "async def"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\"\"\"%s: %s: a race, exit status 1 when it shows.\n", rule, o.Title)
@@ -78,7 +78,7 @@ func PythonRace(rule string, o PythonOptions) (string, error) {
 	if sh.threads {
 		thread = `f"race-{w}"`
 	}
-	fmt.Fprintf(&b, "%sdef writer(saver, w: int) -> list[tuple[dict, str]]:\n", map[bool]string{true: "async ", false: ""}[o.Async])
+	fmt.Fprintf(&b, "%s writer(saver, w: int) -> list[tuple[dict, str]]:\n", def)
 	fmt.Fprintf(&b, "    cfg, version, done = {\"configurable\": {\"thread_id\": %s, \"checkpoint_ns\": \"\"}}, None, []\n", thread)
 	b.WriteString("    for i in range(ROUNDS):\n" +
 		"        cid = f\"1ef00000-0000-6000-8{w:03d}-{i:012d}\"\n" +
@@ -106,7 +106,7 @@ func PythonRace(rule string, o PythonOptions) (string, error) {
 		"    return None\n\n\n")
 
 	if sh.reader {
-		fmt.Fprintf(&b, "%sdef reader(saver, stop) -> None:\n", map[bool]string{true: "async ", false: ""}[o.Async])
+		fmt.Fprintf(&b, "%s reader(saver, stop) -> None:\n", def)
 		b.WriteString("    cfg = {\"configurable\": {\"thread_id\": \"race\", \"checkpoint_ns\": \"\"}}\n")
 		stopped := "stop.is_set()"
 		if o.Async {
@@ -127,7 +127,7 @@ func PythonRace(rule string, o PythonOptions) (string, error) {
 	}
 
 	// check reads every checkpoint back after the writers are done.
-	fmt.Fprintf(&b, "%sdef check(saver, done) -> None:\n", map[bool]string{true: "async ", false: ""}[o.Async])
+	fmt.Fprintf(&b, "%s check(saver, done) -> None:\n", def)
 	b.WriteString("    for cfg, cid in done:\n")
 	fmt.Fprintf(&b, "        t = %ssaver.%sget_tuple(cfg)\n", aw, a)
 	b.WriteString("        why = \"lost\" if t is None else whole(t, cid)\n" +
