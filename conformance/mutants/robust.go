@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/checkpointkit/checkpointkit/spec"
@@ -334,6 +335,48 @@ func init() {
 		Description: "CopyThread puts each checkpoint into the destination, then its writes one at a time, so a reader of the destination sees part of a PutWrites call.",
 		New: func() spec.Saver {
 			w := wrap()
+			// The torn state lasts as long as the copy waits after each
+			// partial write: until a List of the destination that started
+			// after the write has ended, or a short while when nobody
+			// reads. Without the wait, a loaded machine can let the whole
+			// copy pass between two reads.
+			var (
+				target  atomic.Value // the destination being copied, a string
+				written atomic.Int64 // partial writes so far
+				served  = make(chan int64, 1)
+			)
+			w.OnList = func(ctx context.Context, o spec.ListOptions) iter.Seq2[*spec.Tuple, error] {
+				return func(yield func(*spec.Tuple, error) bool) {
+					seen := written.Load()
+					defer func() {
+						if dst, _ := target.Load().(string); dst != "" && o.ThreadID == dst {
+							select {
+							case served <- seen:
+							default:
+							}
+						}
+					}()
+					for t, err := range w.Inner.List(ctx, o) {
+						if !yield(t, err) {
+							return
+						}
+					}
+				}
+			}
+			awaitRead := func() {
+				n := written.Add(1)
+				timeout := time.After(20 * time.Millisecond)
+				for {
+					select {
+					case seen := <-served:
+						if seen >= n {
+							return
+						}
+					case <-timeout:
+						return
+					}
+				}
+			}
 			w.OnCopyThread = func(ctx context.Context, src, dst string) error {
 				for _, th := range []string{src, dst} {
 					if err := spec.ValidateThreadID("copy thread", th); err != nil {
@@ -348,6 +391,8 @@ func init() {
 				if err != nil {
 					return err
 				}
+				target.Store(dst)
+				defer target.Store("")
 				// Oldest first, so the checkpoint being copied is the
 				// destination's latest.
 				slices.Reverse(ts)
@@ -370,7 +415,9 @@ func init() {
 							if err := w.Inner.PutWrites(ctx, cfg, ws[:i+1], task, ""); err != nil {
 								return err
 							}
-							yieldAround()
+							if i+1 < len(ws) {
+								awaitRead()
+							}
 						}
 					}
 				}
