@@ -88,11 +88,14 @@
 // writes come from a single snapshot.
 //
 // List pages through the results with a keyset cursor (ID, thread,
-// namespace). Each page's rows are read and closed, and its values (one
-// primary-key probe for a single value, one VALUES ... CROSS JOIN blobs query
-// otherwise) and pending writes (one key-range query) fetched, before the
-// first tuple is yielded; nothing stays open while the caller's loop body runs, so breaking
-// out early leaks nothing and the loop body may itself use the saver.
+// namespace). Each page's rows are read and closed, and its values and
+// pending writes fetched, before the first tuple is yielded: on a page of
+// one thread and namespace, one statement returns them all as one column
+// (a key search per value and per checkpoint); a single checkpoint, or a
+// page spanning threads or namespaces, uses a values query and a writes
+// query. Nothing stays open while the caller's loop body runs, so
+// breaking out early leaks nothing and the loop body may itself use the
+// saver.
 //
 // Prune with [spec.KeepLatest] deletes old checkpoints, their writes and the
 // values no survivor reads in a fixed number of set-based statements

@@ -14,10 +14,10 @@ import (
 //
 // It reads in pages of [WithListPageSize] rows with keyset pagination: each
 // page is one short read transaction whose rows are closed, and whose values
-// and pending writes are fetched (one query each), before any tuple of the
-// page is yielded. Nothing is held open while the consumer runs, so
-// breaking out early leaks nothing, and the consumer may call the saver from
-// inside the loop. Pages are separate snapshots: a checkpoint put during the
+// and pending writes are fetched (one statement when the page is of one
+// thread and namespace), before any tuple of the page is yielded. Nothing
+// is held open while the consumer runs, so breaking out early leaks
+// nothing, and the consumer may call the saver from inside the loop. Pages are separate snapshots: a checkpoint put during the
 // iteration with an ID below the cursor shows up in a later page.
 //
 // The metadata filter is applied in SQL where SQL can decide exactly

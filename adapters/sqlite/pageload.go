@@ -3,10 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mattn/go-sqlite3"
 
 	"github.com/checkpointkit/checkpointkit/spec"
 )
@@ -44,8 +47,12 @@ const writesOrder = ` ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id,
 const writesRange = `SELECT ` + writeColumns + ` FROM writes
 	WHERE thread_id = +? AND checkpoint_ns = +? AND checkpoint_id >= +? AND checkpoint_id <= +?` + writesOrder
 
-// loadContents fills the channel values and pending writes of page: the
-// values by a primary-key probe (up to maxProbes) or joins of up to
+// loadContents fills the channel values and pending writes of page. A
+// page of two or more tuples of scope's thread and namespace, within the
+// contents statement's bounds, is read by that one statement
+// (loadContentsAtOnce), unless together they are too long for one SQLite
+// string. Otherwise the
+// values are read by a primary-key probe (up to maxProbes) or joins of up to
 // maxKeysPerQuery keys, the writes as one range of the writes key when
 // every tuple is of scope's thread and namespace (from the page's lowest
 // checkpoint ID to its highest; writes of checkpoints in that range that
@@ -55,6 +62,15 @@ func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tup
 	l := pageLoads.Get().(*pageLoad)
 	defer l.release()
 	vs := l.values(page)
+	if scope != nil && len(page) > 1 && len(vs.keys) <= maxContentKeys && len(page) <= maxContentTuples {
+		err := s.loadContentsAtOnce(ctx, q, page, scope, vs, l)
+		if !tooBig(err) {
+			return err
+		}
+		// The page's values and writes together are longer than SQLite
+		// lets one string be (SQLITE_LIMIT_LENGTH, a billion bytes by
+		// default); nothing was read: read them apart.
+	}
 	load := s.loadValueProbes
 	if len(vs.keys) > maxProbes {
 		load = s.loadValueJoins
@@ -66,6 +82,7 @@ func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tup
 		return err
 	}
 	ws := l.writes(page)
+	ws.all = make([]spec.PendingWrite, 0, 2*len(page))
 	if err := s.loadWrites(ctx, q, ws, scope, l); err != nil {
 		return err
 	}
@@ -85,6 +102,15 @@ type valueSet struct {
 	pos   map[blobKey]int
 	byMap bool // pos is in use
 	vals  []storedValue
+	refs  []valueRef // each channel of each tuple, as values found them
+}
+
+// valueRef is channel ch of the tuple at index tuple of the page, whose
+// value is key i of the set.
+type valueRef struct {
+	tuple int
+	ch    string
+	i     int
 }
 
 type storedValue struct {
@@ -96,12 +122,14 @@ type storedValue struct {
 // values returns l's value set, filled with the distinct keys of page.
 func (l *pageLoad) values(page []*spec.Tuple) *valueSet {
 	v := &l.vs
-	for _, t := range page {
+	for ti, t := range page {
 		for ch, ver := range t.Checkpoint.ChannelVersions {
 			k := blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)}
-			if v.find(k) >= 0 {
+			if i := v.find(k); i >= 0 {
+				v.refs = append(v.refs, valueRef{ti, ch, i})
 				continue
 			}
+			v.refs = append(v.refs, valueRef{ti, ch, len(v.keys)})
 			v.keys = append(v.keys, k)
 			switch {
 			case v.byMap:
@@ -150,21 +178,19 @@ func (v *valueSet) keep(serde spec.Serde, i int, data []byte) {
 
 // assign fills the channel values of page.
 func (v *valueSet) assign(serde spec.Serde, page []*spec.Tuple) error {
-	for _, t := range page {
-		for ch, ver := range t.Checkpoint.ChannelVersions {
-			i := v.find(blobKey{t.Config.ThreadID, t.Config.Namespace, ch, string(ver)})
-			switch sv := v.vals[i]; sv.state {
-			case 2:
-				t.Checkpoint.ChannelValues[ch] = sv.plain
-			case 1:
-				// Decoded per tuple: tuples must not share mutable values
-				// (their strings may share data, which nobody writes).
-				val, err := decodeOwned(serde, sv.data)
-				if err != nil {
-					return fmt.Errorf("checkpoint %q channel %q: %w", t.Config.CheckpointID, ch, err)
-				}
-				t.Checkpoint.ChannelValues[ch] = val
+	for _, r := range v.refs {
+		t := page[r.tuple]
+		switch sv := v.vals[r.i]; sv.state {
+		case 2:
+			t.Checkpoint.ChannelValues[r.ch] = sv.plain
+		case 1:
+			// Decoded per tuple: tuples must not share mutable values
+			// (their strings may share data, which nobody writes).
+			val, err := decodeOwned(serde, sv.data)
+			if err != nil {
+				return fmt.Errorf("checkpoint %q channel %q: %w", t.Config.CheckpointID, r.ch, err)
 			}
+			t.Checkpoint.ChannelValues[r.ch] = val
 		}
 	}
 	return nil
@@ -250,12 +276,11 @@ type writeSet struct {
 
 type writeRun struct{ tuple, start int }
 
-// writes returns l's write set for page. Its writes slice is new: the
-// tuples keep it.
+// writes returns l's write set for page, ready for lookup, with no
+// writes slice yet (the tuples keep it: the caller makes a new one).
 func (l *pageLoad) writes(page []*spec.Tuple) *writeSet {
 	w := &l.ws
 	w.page = page
-	w.all = make([]spec.PendingWrite, 0, 2*len(page))
 	w.runs = slices.Grow(w.runs[:0], len(page))
 	if len(page) > maxLinearKeys {
 		if w.byKey == nil {
@@ -360,4 +385,10 @@ func (s *Saver) loadWrites(ctx context.Context, q rowQuerier, ws *writeSet, scop
 		}
 	}
 	return nil
+}
+
+// tooBig reports whether err is SQLite's "string or blob too big".
+func tooBig(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrTooBig
 }

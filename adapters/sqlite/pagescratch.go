@@ -10,6 +10,7 @@ type pageLoad struct {
 	ws    writeSet
 	args  []any
 	boxes []boxedString
+	recs  []pageWrite
 }
 
 // boxedString is a string and the interface value holding it.
@@ -46,17 +47,21 @@ const maxPooledKeys = 1024
 // release drops every reference l holds (values, tuples, strings sharing
 // row buffers) and returns it to pageLoads.
 func (l *pageLoad) release() {
-	if cap(l.vs.keys) > maxPooledKeys || cap(l.ws.runs) > maxPooledKeys || cap(l.args) > 4*maxPooledKeys {
+	if cap(l.vs.keys) > maxPooledKeys || cap(l.vs.refs) > 4*maxPooledKeys || cap(l.ws.runs) > maxPooledKeys || cap(l.args) > 4*maxPooledKeys ||
+		cap(l.recs) > 4*maxPooledKeys {
 		return
 	}
 	clear(l.vs.keys[:cap(l.vs.keys)])
 	clear(l.vs.vals[:cap(l.vs.vals)])
 	clear(l.vs.pos)
+	clear(l.vs.refs[:cap(l.vs.refs)])
 	clear(l.args[:cap(l.args)])
 	clear(l.boxes[:cap(l.boxes)])
 	clear(l.ws.runs[:cap(l.ws.runs)])
 	clear(l.ws.byKey)
-	l.vs = valueSet{keys: l.vs.keys[:0], vals: l.vs.vals[:0], pos: l.vs.pos}
+	clear(l.recs[:cap(l.recs)])
+	l.recs = l.recs[:0]
+	l.vs = valueSet{keys: l.vs.keys[:0], vals: l.vs.vals[:0], pos: l.vs.pos, refs: l.vs.refs[:0]}
 	l.ws = writeSet{runs: l.ws.runs[:0], byKey: l.ws.byKey}
 	l.args = l.args[:0]
 	l.boxes = l.boxes[:0]
