@@ -244,3 +244,27 @@ func comparePageWrites(a, b pageWrite) int {
 	}
 	return cmp.Compare(a.idx, b.idx)
 }
+
+// loadTupleContents fills the values of a single tuple by probes and its
+// writes from writes, the writesColumn its checkpoint row came with.
+func (s *Saver) loadTupleContents(ctx context.Context, q rowQuerier, page []*spec.Tuple, writes driver.Value) error {
+	l := pageLoads.Get().(*pageLoad)
+	defer l.release()
+	vs := l.values(page)
+	load := s.loadValueProbes
+	if len(vs.keys) > maxProbes {
+		load = s.loadValueJoins
+	}
+	if err := load(ctx, q, vs, l); err != nil {
+		return err
+	}
+	if err := vs.assign(s.serde, page); err != nil {
+		return err
+	}
+	c := contentsReader{text: asString(writes), data: columnBytes(writes)}
+	if err := c.read(s.serde, vs, page, l); err != nil {
+		return err
+	}
+	c.handOut(page, l)
+	return nil
+}

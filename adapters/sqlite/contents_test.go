@@ -100,13 +100,13 @@ func TestContentsRoundTrip(t *testing.T) {
 func (s *Saver) getUncached(ctx context.Context, id string) (*spec.Tuple, error) {
 	var tup *spec.Tuple
 	err := s.read(ctx, "test", "t", false, func(q rowQuerier) error {
-		row, release, err := q.queryFirst(ctx, getByIDSQL, []any{"t", "", id}, 4)
+		row, release, err := q.queryFirst(ctx, getByIDSQL, []any{"t", "", id}, 5)
 		if err != nil || row == nil {
 			return fmt.Errorf("checkpoint %s: %v", id, err)
 		}
 		defer release()
 		scope := &rowKey{thread: "t"}
-		t, _, err := tupleFromRow(row, scope, nil)
+		t, _, err := tupleFromRow(row[:4], scope, nil)
 		if err != nil {
 			return err
 		}

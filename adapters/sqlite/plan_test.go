@@ -70,6 +70,16 @@ func TestQueryPlans(t *testing.T) {
 		}
 	}
 
+	// GetTuple's checkpoint row brings its writes (writesColumn): a key
+	// search of the writes, never a scan.
+	for _, q := range queries[:2] {
+		plan := queryPlan(t, s, q.sql, q.args...)
+		if !strings.Contains(plan, "SEARCH w USING INDEX sqlite_autoindex_writes_1 (thread_id=? AND checkpoint_ns=? AND checkpoint_id=?)") ||
+			strings.Contains(plan, "SCAN w") {
+			t.Errorf("%s: writes are not a key search:\n%s", q.name, plan)
+		}
+	}
+
 	blobs := queryPlan(t, s, `SELECT value FROM blobs WHERE kind = 'value' AND
 		(thread_id, checkpoint_ns, channel, version) IN (VALUES `+placeholders(2, 4)+`)`,
 		"t", "", "a", "1", "t", "", "b", "1")

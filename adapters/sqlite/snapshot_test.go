@@ -39,7 +39,7 @@ func TestHeldStatementKeepsSnapshot(t *testing.T) {
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
 		r := &rawConn{c: dc.(*sqlite3.SQLiteConn)}
-		row, release, err := r.queryFirst(ctx, getLatestSQL, []any{"t", ""}, 4)
+		row, release, err := r.queryFirst(ctx, getLatestSQL, []any{"t", ""}, 5)
 		if err != nil || row == nil {
 			t.Fatalf("queryFirst: %v, %v", row, err)
 		}
