@@ -251,14 +251,7 @@ func (s *Saver) loadTupleContents(ctx context.Context, q rowQuerier, page []*spe
 	l := pageLoads.Get().(*pageLoad)
 	defer l.release()
 	vs := l.values(page)
-	load := s.loadValueProbes
-	if len(vs.keys) > maxProbes {
-		load = s.loadValueJoins
-	}
-	if err := load(ctx, q, vs, l); err != nil {
-		return err
-	}
-	if err := vs.assign(s.serde, page); err != nil {
+	if err := s.loadValues(ctx, q, page, vs, l); err != nil {
 		return err
 	}
 	c := contentsReader{text: asString(writes), data: columnBytes(writes)}

@@ -71,14 +71,7 @@ func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tup
 		// lets one string be (SQLITE_LIMIT_LENGTH, a billion bytes by
 		// default); nothing was read: read them apart.
 	}
-	load := s.loadValueProbes
-	if len(vs.keys) > maxProbes {
-		load = s.loadValueJoins
-	}
-	if err := load(ctx, q, vs, l); err != nil {
-		return err
-	}
-	if err := vs.assign(s.serde, page); err != nil {
+	if err := s.loadValues(ctx, q, page, vs, l); err != nil {
 		return err
 	}
 	ws := l.writes(page)
@@ -88,6 +81,20 @@ func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tup
 	}
 	ws.finish()
 	return nil
+}
+
+// loadValues reads the values of vs, a primary-key probe each (up to
+// maxProbes) or joins of up to maxKeysPerQuery keys, and gives page's
+// tuples theirs.
+func (s *Saver) loadValues(ctx context.Context, q rowQuerier, page []*spec.Tuple, vs *valueSet, l *pageLoad) error {
+	load := s.loadValueProbes
+	if len(vs.keys) > maxProbes {
+		load = s.loadValueJoins
+	}
+	if err := load(ctx, q, vs, l); err != nil {
+		return err
+	}
+	return vs.assign(s.serde, page)
 }
 
 // blobKey identifies a stored channel value.
