@@ -51,13 +51,12 @@ const writesRange = `SELECT ` + writeColumns + ` FROM writes
 // page of two or more tuples of scope's thread and namespace, within the
 // contents statement's bounds, is read by that one statement
 // (loadContentsAtOnce), unless together they are too long for one SQLite
-// string. Otherwise the
-// values are read by a primary-key probe (up to maxProbes) or joins of up to
-// maxKeysPerQuery keys, the writes as one range of the writes key when
-// every tuple is of scope's thread and namespace (from the page's lowest
-// checkpoint ID to its highest; writes of checkpoints in that range that
-// the metadata filter left out of the page are skipped), IN lists
-// otherwise.
+// string. Otherwise the values are read by a primary-key probe (up to
+// maxProbes) or joins of up to maxKeysPerQuery keys, the writes as one
+// range of the writes key when every tuple is of scope's thread and
+// namespace (from the page's lowest checkpoint ID to its highest; writes
+// of checkpoints in that range that the metadata filter left out of the
+// page are skipped), IN lists otherwise.
 func (s *Saver) loadContents(ctx context.Context, q rowQuerier, page []*spec.Tuple, scope *rowKey) error {
 	l := pageLoads.Get().(*pageLoad)
 	defer l.release()
