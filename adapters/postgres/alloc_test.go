@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 
@@ -20,6 +21,22 @@ const (
 	pgListAllocBudget   = 200
 	pgListPayloadFactor = 2.0
 )
+
+// pgRaceSlack multiplies the byte budget under the race detector, whose
+// sync.Pool drops a random quarter of what is put back: pgx takes its
+// read and write buffers from such pools. Measured under -race: 1.93×
+// the payload in most runs, 2.06× in about one run in four (2.7 KB more
+// per List in every loop of that run); never above 1.93× without it.
+const pgRaceSlack = 1.15
+
+// pgListFactor returns the byte budget of List(10), as a multiple of its
+// payload.
+func pgListFactor() float64 {
+	if raceEnabled {
+		return pgListPayloadFactor * pgRaceSlack
+	}
+	return pgListPayloadFactor
+}
 
 // TestReadAllocationBudget holds GetTuple and List(10) to their allocation
 // budgets: List(10) allocates at most pgListPayloadFactor times the bytes of
@@ -51,20 +68,27 @@ func TestReadAllocationBudget(t *testing.T) {
 	} else {
 		t.Logf("List(10): %.1f allocations per call", n)
 	}
-	const runs = 50
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range runs {
-		if _, err := p.List(ctx); err != nil {
-			t.Fatal(err)
+	// Bytes per call in steady state: the least of five loops. The
+	// process-wide counter also takes in what other goroutines allocate
+	// meanwhile (tests running in parallel, pgx's pool), and a loop in
+	// which the garbage collector runs refills recycled buffers: both move
+	// a single loop by a few hundred bytes per call.
+	const runs, loops = 50, 5
+	perCall := math.Inf(1)
+	for range loops {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			if _, err := p.List(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
+		runtime.ReadMemStats(&after)
+		perCall = min(perCall, float64(after.TotalAlloc-before.TotalAlloc)/runs)
 	}
-	runtime.ReadMemStats(&after)
-	perCall := float64(after.TotalAlloc-before.TotalAlloc) / runs
 	t.Logf("List(10): %.0f bytes allocated per call for %d bytes of values (%.2f×)", perCall, payload, perCall/float64(payload))
-	if perCall > pgListPayloadFactor*float64(payload) {
-		t.Errorf("List(10): %.0f bytes allocated per call, budget %.1f× the %d bytes of values it returns",
-			perCall, pgListPayloadFactor, payload)
+	if perCall > pgListFactor()*float64(payload) {
+		t.Errorf("List(10): %.0f bytes allocated per call, budget %.2f× the %d bytes of values it returns",
+			perCall, pgListFactor(), payload)
 	}
 }

@@ -251,6 +251,9 @@ func judge(ctx context.Context, dir string, m Mutant, args []string) killResult 
 	case m.NeedsRace && slices.Contains(res.Races, m.Rule):
 		res.Verdict = verdictKilled
 		res.Detail = "caught by the race detector"
+	case m.NeedsRace && slices.ContainsFunc(m.AlsoRaces, func(id string) bool { return slices.Contains(res.Races, id) }):
+		res.Verdict = verdictKilled
+		res.Detail = "caught by the race detector in a spec of the same race under another concurrency rule"
 	case res.FailedSpecs > 0:
 		res.Verdict = verdictWrongRule
 		res.Detail = "no failing spec cites " + m.Rule

@@ -36,8 +36,9 @@ type Mutant struct {
 	// AlsoRaces lists the other concurrency rules whose specs observe the
 	// same race as Rule's: a race that tears a checkpoint shows wherever a
 	// reader meets it, and the scheduler decides in which spec that is. The
-	// kill test takes a failing spec citing any of them as a kill, and in
-	// the root causes any of them stands for Rule.
+	// kill test takes a failing spec citing any of them as a kill (for a
+	// NeedsRace mutant, a race reported during one), and in the root causes
+	// any of them stands for Rule.
 	AlsoRaces []string
 	// NeedsRace marks a mutant that only the race detector can catch (a data
 	// race with no visible effect). Without -race the kill test reports it
