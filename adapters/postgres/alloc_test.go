@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"math"
-	"runtime"
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
@@ -68,23 +66,11 @@ func TestReadAllocationBudget(t *testing.T) {
 	} else {
 		t.Logf("List(10): %.1f allocations per call", n)
 	}
-	// Bytes per call in steady state: the least of five loops. The
-	// process-wide counter also takes in what other goroutines allocate
-	// meanwhile (tests running in parallel, pgx's pool), and a loop in
-	// which the garbage collector runs refills recycled buffers: both move
-	// a single loop by a few hundred bytes per call.
-	const runs, loops = 50, 5
-	perCall := math.Inf(1)
-	for range loops {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			if _, err := p.List(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&after)
-		perCall = min(perCall, float64(after.TotalAlloc-before.TotalAlloc)/runs)
+	// Bytes per call in steady state: the least of five loops (see
+	// benchmarks.Peer.ListBytes).
+	perCall, err := p.ListBytes(ctx, 50, 5)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("List(10): %.0f bytes allocated per call for %d bytes of values (%.2f×)", perCall, payload, perCall/float64(payload))
 	if perCall > pgListFactor()*float64(payload) {

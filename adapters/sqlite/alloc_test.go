@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"context"
-	"math"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/checkpointkit/checkpointkit/adapters/sqlite"
@@ -82,23 +80,11 @@ func TestReadAllocationBudget(t *testing.T) {
 	if n > budget(listAllocBudget) {
 		t.Errorf("List(10): %.1f allocations per call, budget %.0f", n, budget(listAllocBudget))
 	}
-	// Bytes per call in steady state: the least of five loops. A loop in
-	// which the garbage collector runs also pays for refilling the read's
-	// recycled scratch buffers (sync.Pool), which depends on how much the
-	// rest of the process allocates, not on the read: a few hundred bytes
-	// per call, spread over the loop.
-	const runs, loops = 100, 5
-	perCall := math.Inf(1)
-	for range loops {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			if _, err := p.List(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&after)
-		perCall = min(perCall, float64(after.TotalAlloc-before.TotalAlloc)/runs)
+	// Bytes per call in steady state: the least of five loops (see
+	// benchmarks.Peer.ListBytes).
+	perCall, err := p.ListBytes(ctx, 100, 5)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("List(10): %.0f bytes allocated per call for %d bytes of values (%.2f×)", perCall, payload, perCall/float64(payload))
 	if perCall > budget(listPayloadFactor)*float64(payload) {

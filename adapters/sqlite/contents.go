@@ -67,8 +67,7 @@ func contentsQuery(nkeys, ntuples int) string {
 		AND b.channel = k.column2 AND b.version = k.column3 AND b.kind = '` + kindValue + `'
 	UNION ALL `)
 	}
-	b.WriteString(`SELECT printf('w%d,%d,%d,%d,%d,', p.column1, w.idx, octet_length(w.task_id), octet_length(w.channel), octet_length(w.value)) ||
-		w.task_id || w.channel || coalesce(w.value, x'') AS r FROM (VALUES `)
+	b.WriteString(`SELECT ` + writeRecord("p.column1") + ` AS r FROM (VALUES `)
 	for j := range ntuples {
 		if j > 0 {
 			b.WriteByte(',')
@@ -79,6 +78,14 @@ func contentsQuery(nkeys, ntuples int) string {
 	query := b.String()
 	contentsSQL[nkeys][ntuples].Store(&query)
 	return query
+}
+
+// writeRecord is the SQL expression of the record of write w (a row of
+// writes) of the page's tuple at index tuple (an SQL expression), as
+// contentsReader.read reads it.
+func writeRecord(tuple string) string {
+	return `printf('w%d,%d,%d,%d,%d,', ` + tuple + `, w.idx, octet_length(w.task_id), octet_length(w.channel), octet_length(w.value)) ||
+		w.task_id || w.channel || coalesce(w.value, x'')`
 }
 
 // loadContentsAtOnce fills the values and writes of page, whose tuples are

@@ -28,7 +28,7 @@ const (
 // every use of a cached statement with a plain "= ?" was compiled afresh
 // (about three quarters of the CPU time of a GetTuple). "+?" is the same
 // value without that peek: same comparison, same index search.
-const (
+var (
 	getByIDSQL = `SELECT ` + scopedColumns + `, ` + writesColumn + ` FROM checkpoints c
 		WHERE c.thread_id = +? AND c.checkpoint_ns = +? AND c.checkpoint_id = +?`
 	getLatestSQL = `SELECT ` + scopedColumns + `, ` + writesColumn + ` FROM checkpoints c
@@ -37,11 +37,10 @@ const (
 )
 
 // writesColumn is a GetTuple's pending writes as one column of its
-// checkpoint row, in the contents statement's record form (contents.go): a
+// checkpoint row, in the contents statement's record form (writeRecord): a
 // key search of the writes inside the checkpoint statement costs less than
 // a statement of its own (GetTuple: 55 k instructions against 63 k).
-const writesColumn = `(SELECT coalesce(group_concat(printf('w0,%d,%d,%d,%d,', w.idx, octet_length(w.task_id), octet_length(w.channel), octet_length(w.value)) ||
-		w.task_id || w.channel || coalesce(w.value, x''), ''), '') FROM writes w
+var writesColumn = `(SELECT coalesce(group_concat(` + writeRecord("0") + `, ''), '') FROM writes w
 		WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id)`
 
 // maxKeysPerQuery bounds the row values in one "IN (VALUES ...)" list, well

@@ -3,6 +3,8 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,28 @@ func (p *Peer) List(ctx context.Context) (payload int, err error) {
 		return 0, fmt.Errorf("List returned %d tuples, want %d", n, PeerListLimit)
 	}
 	return payload, nil
+}
+
+// ListBytes returns the bytes a List allocates per call in steady state:
+// the least, over loops loops of runs calls, of the bytes allocated per
+// call. A single loop also counts what other goroutines allocate meanwhile
+// and, when the garbage collector runs in it, the refilling of buffers a
+// saver recycles through sync.Pool: a few hundred bytes per call that
+// depend on the rest of the process, not on the read.
+func (p *Peer) ListBytes(ctx context.Context, runs, loops int) (float64, error) {
+	perCall := math.Inf(1)
+	for range loops {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			if _, err := p.List(ctx); err != nil {
+				return 0, err
+			}
+		}
+		runtime.ReadMemStats(&after)
+		perCall = min(perCall, float64(after.TotalAlloc-before.TotalAlloc)/float64(runs))
+	}
+	return perCall, nil
 }
 
 func valueSize(v any) int {
