@@ -28,7 +28,8 @@ func TestMigrationsAreNumbered(t *testing.T) {
 // rawDB opens path with the DSN Open would use, without migrating.
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	full, _, _, _ := newSaver(nil, false, defaultOptions()).buildDSN(path)
+	target, _ := newSaver(nil, false, defaultOptions()).buildDSN(path)
+	full := target.dsn
 	db, err := sql.Open(driverName, full)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,10 @@ func newSaver(db *sql.DB, owns bool, o options) *Saver {
 //
 // ":memory:" opens a private in-memory database that lives until Close. An
 // in-memory target (":memory:", "file::memory:", mode=memory) is used
-// through a single connection.
+// through a single connection, and so is a file opened in SQLite's
+// exclusive locking mode (_locking_mode=EXCLUSIVE), whose connection keeps
+// its file locks: other processes cannot use the file while the saver is
+// open, and puts skip taking and releasing locks (see the package doc).
 //
 // The saver owns the database handle: [Saver.Close] closes it. An empty
 // target, a malformed query string or parameter value in target, or an
@@ -93,24 +96,25 @@ func Open(ctx context.Context, target string, opts ...Option) (*Saver, error) {
 		return nil, fmt.Errorf("sqlite: open: empty target: %w", spec.ErrInvalidArgument)
 	}
 	s := newSaver(nil, true, o)
-	full, memory, shared, err := s.buildDSN(target)
+	t, err := s.buildDSN(target)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w: %w", spec.ErrInvalidArgument, err)
 	}
-	db, err := sql.Open(driverName, full)
+	db, err := sql.Open(driverName, t.dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
-	if memory {
+	if t.memory || t.exclusive {
 		// Every connection to a private in-memory database is a database
-		// of its own, and a shared-cache one reports table locks instead of
-		// waiting: one connection, used in turn, avoids both.
+		// of its own, a shared-cache one reports table locks instead of
+		// waiting, and in exclusive locking mode a connection never gives
+		// its locks back: one connection, used in turn, avoids all three.
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)
-		if shared {
+		if t.shared {
 			// The database lives as long as one connection to it is open;
 			// the anchor keeps it alive if the pool ever drops its own.
-			anchor, err := sql.Open(driverName, full)
+			anchor, err := sql.Open(driverName, t.dsn)
 			if err == nil {
 				anchor.SetMaxOpenConns(1)
 				err = anchor.PingContext(ctx)
@@ -232,15 +236,32 @@ func (s *Saver) Close() error {
 	return s.closeErr
 }
 
-// buildDSN adds the saver's defaults to dsn and reports whether it names an
-// in-memory database, and whether that one uses a shared cache. A query
-// string that does not parse is an error: go-sqlite3 would refuse it too,
-// and dropping it would drop every parameter the caller set.
-func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool, err error) {
+// openTarget is an Open target with the saver's defaults added, and what
+// it asks of the connection pool.
+type openTarget struct {
+	dsn    string
+	memory bool // an in-memory database
+	shared bool // in memory, with a shared cache
+	// exclusive is SQLite's exclusive locking mode (_locking_mode or
+	// _locking=EXCLUSIVE): a connection keeps the file locks it takes, so
+	// a second connection of the pool would wait for them until its busy
+	// timeout and fail with "database is locked".
+	exclusive bool
+}
+
+// buildDSN adds the saver's defaults to dsn. A query string that does not
+// parse is an error: go-sqlite3 would refuse it too, and dropping it would
+// drop every parameter the caller set.
+func (s *Saver) buildDSN(dsn string) (openTarget, error) {
 	base, rawQuery, _ := strings.Cut(dsn, "?")
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return "", false, false, fmt.Errorf("query string of %q: %w", dsn, err)
+		return openTarget{}, fmt.Errorf("query string of %q: %w", dsn, err)
+	}
+	// go-sqlite3 reads _locking when both are set.
+	locking := q.Get("_locking_mode")
+	if q.Has("_locking") {
+		locking = q.Get("_locking")
 	}
 	if base == ":memory:" {
 		// A unique shared-cache name: private to this saver, yet reachable
@@ -251,8 +272,9 @@ func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool, err erro
 		q.Set("mode", "memory")
 		q.Set("cache", "shared")
 	}
-	memory = strings.HasPrefix(base, "file::memory:") || base == ":memory:" || q.Get("mode") == "memory"
-	shared = memory && q.Get("cache") == "shared"
+	t := openTarget{exclusive: strings.EqualFold(locking, "exclusive")}
+	t.memory = strings.HasPrefix(base, "file::memory:") || base == ":memory:" || q.Get("mode") == "memory"
+	t.shared = t.memory && q.Get("cache") == "shared"
 	if !q.Has("_busy_timeout") && !q.Has("_timeout") {
 		q.Set("_busy_timeout", fmt.Sprint(s.busyTimeout.Milliseconds()))
 	}
@@ -271,10 +293,11 @@ func (s *Saver) buildDSN(dsn string) (full string, memory, shared bool, err erro
 		// that mode asks.
 		q.Set("_mutex", "no")
 	}
-	if !memory && !q.Has("_journal_mode") && !q.Has("_journal") {
+	if !t.memory && !q.Has("_journal_mode") && !q.Has("_journal") {
 		q.Set("_journal_mode", "WAL")
 	}
-	return base + "?" + q.Encode(), memory, shared, nil
+	t.dsn = base + "?" + q.Encode()
+	return t, nil
 }
 
 // NextVersion returns [spec.NextVersion] of current.

@@ -85,7 +85,8 @@ func TestSetupConcurrent(t *testing.T) {
 	ctx := context.Background()
 	noWait := defaultOptions()
 	noWait.busyTimeout = 0
-	full, _, _, _ := newSaver(nil, false, noWait).buildDSN(filepath.Join(t.TempDir(), "one.db"))
+	target, _ := newSaver(nil, false, noWait).buildDSN(filepath.Join(t.TempDir(), "one.db"))
+	full := target.dsn
 	db, err := sql.Open(driverName, full)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/checkpointkit/checkpointkit/spec"
+)
+
+// TestExclusiveLockingMode checks that a target asking for SQLite's
+// exclusive locking mode gets a pool of one connection, and that readers
+// and a writer sharing the saver all succeed. With the usual pool, the
+// connection that wrote first keeps its locks and every other connection
+// fails with "database is locked" once its busy timeout runs out.
+func TestExclusiveLockingMode(t *testing.T) {
+	for _, tc := range []struct {
+		query   string
+		maxOpen int // 0: more than one
+	}{
+		{query: "_locking_mode=EXCLUSIVE", maxOpen: 1},
+		{query: "_locking=exclusive", maxOpen: 1},
+		// go-sqlite3 reads _locking when both are given.
+		{query: "_locking_mode=NORMAL&_locking=Exclusive", maxOpen: 1},
+		{query: "_locking_mode=EXCLUSIVE&_locking=NORMAL"},
+		{query: "_locking_mode=NORMAL"},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			ctx := context.Background()
+			target := filepath.Join(t.TempDir(), "exclusive.db") + "?" + tc.query
+			s, err := Open(ctx, target, WithBusyTimeout(200*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got := s.db.Stats().MaxOpenConnections
+			if (tc.maxOpen == 1) != (got == 1) {
+				t.Fatalf("pool of %d connections, want one only for exclusive locking", got)
+			}
+
+			put := func(i int) (spec.Config, error) {
+				id := spec.NewCheckpointID(i)
+				v := spec.Version(fmt.Sprint(i + 1))
+				return s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{
+					V: 4, ID: id, ChannelValues: map[string]any{"c": i},
+					ChannelVersions: spec.Versions{"c": v}, VersionsSeen: map[string]spec.Versions{},
+				}, spec.Metadata{"step": i}, spec.Versions{"c": v})
+			}
+			if _, err := put(0); err != nil {
+				t.Fatal(err)
+			}
+			const puts = 40
+			var wg sync.WaitGroup
+			errs := make(chan error, 5)
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range puts {
+						if _, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"}); err != nil {
+							errs <- fmt.Errorf("GetTuple: %w", err)
+							return
+						}
+						for _, err := range s.List(ctx, spec.ListOptions{ThreadID: "t", Limit: 3}) {
+							if err != nil {
+								errs <- fmt.Errorf("List: %w", err)
+								return
+							}
+						}
+					}
+				}()
+			}
+			var last spec.Config
+			for i := 1; i <= puts; i++ {
+				if last, err = put(i); err != nil {
+					errs <- fmt.Errorf("Put: %w", err)
+					break
+				}
+				if err = s.PutWrites(ctx, last, []spec.Write{{Channel: "c", Value: i}}, "task", ""); err != nil {
+					errs <- fmt.Errorf("PutWrites: %w", err)
+					break
+				}
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if t.Failed() {
+				return
+			}
+			tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tup.Checkpoint.ID != last.CheckpointID || len(tup.PendingWrites) != 1 {
+				t.Fatalf("latest is %s with %d writes, want %s with 1", tup.Checkpoint.ID, len(tup.PendingWrites), last.CheckpointID)
+			}
+		})
+	}
+}
+
+// TestBadLockingMode checks that a locking mode SQLite does not know is
+// refused as an invalid argument.
+func TestBadLockingMode(t *testing.T) {
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "bad.db")+"?_locking_mode=sometimes")
+	if !errors.Is(err, spec.ErrInvalidArgument) {
+		t.Fatalf("Open: %v, want an error wrapping spec.ErrInvalidArgument", err)
+	}
+}
