@@ -32,7 +32,7 @@ func TestExclusiveLockingMode(t *testing.T) {
 		t.Run(tc.query, func(t *testing.T) {
 			ctx := context.Background()
 			target := filepath.Join(t.TempDir(), "exclusive.db") + "?" + tc.query
-			s, err := Open(ctx, target, WithBusyTimeout(200*time.Millisecond))
+			s, err := Open(ctx, target, WithBusyTimeout(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
