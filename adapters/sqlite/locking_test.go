@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/checkpointkit/checkpointkit/conformance/benchmarks"
 	"github.com/checkpointkit/checkpointkit/spec"
 )
 
@@ -19,13 +20,13 @@ import (
 // fails with "database is locked" once its busy timeout runs out.
 func TestExclusiveLockingMode(t *testing.T) {
 	for _, tc := range []struct {
-		query   string
-		maxOpen int // 0: more than one
+		query  string
+		single bool // a pool of one connection
 	}{
-		{query: "_locking_mode=EXCLUSIVE", maxOpen: 1},
-		{query: "_locking=exclusive", maxOpen: 1},
+		{query: "_locking_mode=EXCLUSIVE", single: true},
+		{query: "_locking=exclusive", single: true},
 		// go-sqlite3 reads _locking when both are given.
-		{query: "_locking_mode=NORMAL&_locking=Exclusive", maxOpen: 1},
+		{query: "_locking_mode=NORMAL&_locking=Exclusive", single: true},
 		{query: "_locking_mode=EXCLUSIVE&_locking=NORMAL"},
 		{query: "_locking_mode=NORMAL"},
 	} {
@@ -38,19 +39,12 @@ func TestExclusiveLockingMode(t *testing.T) {
 			}
 			defer s.Close()
 			got := s.db.Stats().MaxOpenConnections
-			if (tc.maxOpen == 1) != (got == 1) {
+			if tc.single != (got == 1) {
 				t.Fatalf("pool of %d connections, want one only for exclusive locking", got)
 			}
 
-			put := func(i int) (spec.Config, error) {
-				id := spec.NewCheckpointID(i)
-				v := spec.Version(fmt.Sprint(i + 1))
-				return s.Put(ctx, spec.Config{ThreadID: "t"}, spec.Checkpoint{
-					V: 4, ID: id, ChannelValues: map[string]any{"c": i},
-					ChannelVersions: spec.Versions{"c": v}, VersionsSeen: map[string]spec.Versions{},
-				}, spec.Metadata{"step": i}, spec.Versions{"c": v})
-			}
-			if _, err := put(0); err != nil {
+			p := benchmarks.NewPeer(s, "t")
+			if err := p.Put(ctx); err != nil {
 				t.Fatal(err)
 			}
 			const puts = 40
@@ -74,14 +68,9 @@ func TestExclusiveLockingMode(t *testing.T) {
 					}
 				}()
 			}
-			var last spec.Config
-			for i := 1; i <= puts; i++ {
-				if last, err = put(i); err != nil {
+			for range puts {
+				if err := p.Put(ctx); err != nil {
 					errs <- fmt.Errorf("Put: %w", err)
-					break
-				}
-				if err = s.PutWrites(ctx, last, []spec.Write{{Channel: "c", Value: i}}, "task", ""); err != nil {
-					errs <- fmt.Errorf("PutWrites: %w", err)
 					break
 				}
 			}
@@ -93,12 +82,12 @@ func TestExclusiveLockingMode(t *testing.T) {
 			if t.Failed() {
 				return
 			}
-			tup, err := s.GetTuple(ctx, spec.Config{ThreadID: "t"})
+			tup, err := p.Get(ctx) // the last Put's checkpoint, or an error
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tup.Checkpoint.ID != last.CheckpointID || len(tup.PendingWrites) != 1 {
-				t.Fatalf("latest is %s with %d writes, want %s with 1", tup.Checkpoint.ID, len(tup.PendingWrites), last.CheckpointID)
+			if len(tup.PendingWrites) != 2 {
+				t.Fatalf("latest has %d writes, want the 2 of its PutWrites", len(tup.PendingWrites))
 			}
 		})
 	}

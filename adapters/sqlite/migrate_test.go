@@ -29,8 +29,7 @@ func TestMigrationsAreNumbered(t *testing.T) {
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	target, _ := newSaver(nil, false, defaultOptions()).buildDSN(path)
-	full := target.dsn
-	db, err := sql.Open(driverName, full)
+	db, err := sql.Open(driverName, target.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

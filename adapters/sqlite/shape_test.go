@@ -86,8 +86,7 @@ func TestSetupConcurrent(t *testing.T) {
 	noWait := defaultOptions()
 	noWait.busyTimeout = 0
 	target, _ := newSaver(nil, false, noWait).buildDSN(filepath.Join(t.TempDir(), "one.db"))
-	full := target.dsn
-	db, err := sql.Open(driverName, full)
+	db, err := sql.Open(driverName, target.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
